@@ -1,0 +1,53 @@
+"""attnlib: self-attention dynamics as interacting particles.
+
+The numerical library of the book *The Mathematics of Transformers*. Arrays have shape
+``(n, d)`` for one configuration of ``n`` tokens in dimension ``d`` and ``(B, n, d)``
+for an ensemble. The numerical core imports only numpy and scipy; plotting lives in
+:mod:`attnlib.viz` and widgets in :mod:`attnlib.widgets`.
+"""
+
+from .attention import (
+    KERNELS,
+    NORMALIZATIONS,
+    Model,
+    SinkhornResult,
+    attention_matrix,
+    sinkhorn,
+    velocity,
+)
+from .energy import energy, energy_gradient, log_energy
+from .equiangular import equiangular_gamma, equiangular_rhs, equiangular_time_to
+from .integrate import METHODS, Trajectory, glpr_usa_step, simulate
+from .metrics import all_within, cluster_count, cluster_labels, gram, pair_fraction
+from .sphere import orthonormal_frame, project, retract, sample_sphere
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "KERNELS",
+    "METHODS",
+    "NORMALIZATIONS",
+    "Model",
+    "SinkhornResult",
+    "Trajectory",
+    "all_within",
+    "attention_matrix",
+    "cluster_count",
+    "cluster_labels",
+    "energy",
+    "energy_gradient",
+    "equiangular_gamma",
+    "equiangular_rhs",
+    "equiangular_time_to",
+    "glpr_usa_step",
+    "gram",
+    "log_energy",
+    "orthonormal_frame",
+    "pair_fraction",
+    "project",
+    "retract",
+    "sample_sphere",
+    "simulate",
+    "sinkhorn",
+    "velocity",
+]

@@ -1,0 +1,180 @@
+"""Input validation shared by every public function.
+
+Every check raises :class:`ValueError` or :class:`TypeError` with a message that
+names the argument, what was expected and what was received.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "as_states",
+    "as_matrix",
+    "as_beta",
+    "check_int",
+    "check_real",
+    "check_unit_norm",
+    "check_choice",
+    "check_rng",
+]
+
+UNIT_NORM_TOL = 1e-8
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    return f"{type(x).__name__} {x!r}"[:120]
+
+
+def as_states(
+    x: Any,
+    name: str = "X",
+    *,
+    ndims: tuple[int, ...] = (2, 3),
+    dtype: Any = None,
+) -> np.ndarray:
+    """Return ``x`` as a finite floating array with one of the allowed ranks.
+
+    Integer input is promoted to float64; float32/float64 are preserved unless
+    ``dtype`` is given.
+    """
+    if isinstance(x, (str, bytes)) or x is None:
+        raise TypeError(f"{name} must be an array of floats, got {_describe(x)}")
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # pragma: no cover - defensive
+        raise TypeError(f"{name} must be array-like, got {_describe(x)}") from exc
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
+    ):
+        raise TypeError(f"{name} must be a real numeric array, got {_describe(x)}")
+    if dtype is not None:
+        arr = arr.astype(dtype, copy=False)
+    elif not np.issubdtype(arr.dtype, np.floating) or arr.dtype == np.float16:
+        arr = arr.astype(np.float64)
+    if arr.ndim not in ndims:
+        shapes = " or ".join(
+            {1: "(d,)", 2: "(n, d)", 3: "(B, n, d)", 4: "(T, B, n, d)"}[k] for k in ndims
+        )
+        raise ValueError(f"{name} must have shape {shapes}, got shape {arr.shape}")
+    if any(s == 0 for s in arr.shape):
+        raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
+    return arr
+
+
+def check_unit_norm(x: np.ndarray, name: str = "X", tol: float = UNIT_NORM_TOL) -> None:
+    """Raise unless every row (last axis) of ``x`` has unit Euclidean norm."""
+    dev = float(np.max(np.abs(np.linalg.norm(x, axis=-1) - 1.0)))
+    if dev > tol:
+        raise ValueError(
+            f"{name} must have rows of unit norm for a model on the sphere "
+            f"(max | |x_i| - 1 | = {dev:.3g} > {tol:g}); normalise with attnlib.retract"
+        )
+
+
+def as_matrix(
+    m: Any, name: str, *, shape: tuple[int | None, int | None] | None = None
+) -> np.ndarray:
+    """Return a finite 2-D float array, optionally with a required shape."""
+    if m is None or isinstance(m, (str, bytes)):
+        raise TypeError(f"{name} must be a 2-D array of floats, got {_describe(m)}")
+    arr = np.asarray(m)
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
+    ):
+        raise TypeError(f"{name} must be a real numeric matrix, got {_describe(m)}")
+    arr = arr.astype(np.result_type(arr.dtype, np.float32) if np.issubdtype(
+        arr.dtype, np.floating) else np.float64, copy=False)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D matrix, got shape {arr.shape}")
+    if shape is not None:
+        for k, s in enumerate(shape):
+            if s is not None and arr.shape[k] != s:
+                want = tuple("*" if s is None else s for s in shape)
+                raise ValueError(f"{name} must have shape {want}, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
+    return arr
+
+
+def check_real(
+    x: Any,
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    strict_low: bool = False,
+) -> float:
+    """Return ``x`` as a finite float within the given bounds."""
+    if isinstance(x, bool) or not isinstance(x, (numbers.Real, np.floating, np.integer)):
+        if isinstance(x, np.ndarray) and x.ndim == 0:
+            x = x.item()
+        else:
+            raise TypeError(f"{name} must be a real number, got {_describe(x)}")
+    xf = float(x)
+    if not np.isfinite(xf):
+        raise ValueError(f"{name} must be finite, got {xf}")
+    if low is not None and (xf < low or (strict_low and xf == low)):
+        op = ">" if strict_low else ">="
+        raise ValueError(f"{name} must be {op} {low}, got {xf}")
+    if high is not None and xf > high:
+        raise ValueError(f"{name} must be <= {high}, got {xf}")
+    return xf
+
+
+def as_beta(beta: Any, batch: int | None, name: str = "beta") -> float | np.ndarray:
+    """A scalar beta >= 0, or for an ensemble of ``batch`` systems an array (B,)."""
+    if isinstance(beta, (np.ndarray, list, tuple)) and np.ndim(beta) > 0:
+        arr = np.asarray(beta, dtype=np.float64)
+        if arr.ndim != 1:
+            raise ValueError(f"{name} must be a scalar or of shape (B,), got shape {arr.shape}")
+        if batch is None:
+            raise ValueError(
+                f"{name} given as an array of shape {arr.shape} needs an ensemble X of "
+                "shape (B, n, d)"
+            )
+        if arr.shape[0] != batch:
+            raise ValueError(
+                f"{name} must have shape ({batch},) to match the ensemble, got {arr.shape}"
+            )
+        if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+            raise ValueError(f"{name} must be finite and >= 0")
+        return arr
+    return check_real(beta, name, low=0.0)
+
+
+def check_int(x: Any, name: str, *, low: int = 0) -> int:
+    """Return ``x`` as a Python int ``>= low``."""
+    if isinstance(x, bool) or not isinstance(x, (numbers.Integral, np.integer)):
+        if isinstance(x, float) and x.is_integer():
+            x = int(x)
+        else:
+            raise TypeError(f"{name} must be an integer, got {_describe(x)}")
+    xi = int(x)
+    if xi < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {xi}")
+    return xi
+
+
+def check_choice(x: Any, name: str, choices: tuple) -> Any:
+    if x not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {x!r}")
+    return x
+
+
+def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
+    """Accept a Generator or an integer seed; never the global random state."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, (numbers.Integral, np.integer)) and not isinstance(rng, bool):
+        return np.random.default_rng(int(rng))
+    raise TypeError(
+        f"{name} must be a numpy.random.Generator or an integer seed, got {_describe(rng)}"
+    )

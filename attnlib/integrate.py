@@ -1,0 +1,218 @@
+r"""Time integration of particle systems, on the sphere or in :math:`\mathbb R^d`.
+
+One entry point, :func:`simulate`, with explicit Runge–Kutta schemes:
+
+* ``"euler"``: :math:`x \leftarrow R(x + h\,v(x))`, what the reference codes do;
+* ``"heun"``: the explicit trapezoidal rule (order 2);
+* ``"rk4"``: the classical fourth-order scheme.
+
+On the sphere every step is taken in the ambient space with the (extended)
+projected field and followed by the retraction :math:`R(y) = y/|y|`. The exact flow
+of the extended field keeps the sphere invariant, so the retraction changes a step
+by :math:`O(h^{p+1})` and each scheme keeps its order :math:`p` (measured in
+``tests/test_integrate.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from ._validation import as_states, check_choice, check_real, check_unit_norm
+
+__all__ = ["simulate", "Trajectory", "glpr_usa_step", "METHODS"]
+
+METHODS = ("euler", "heun", "rk4")
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """Result of :func:`simulate`.
+
+    Attributes
+    ----------
+    times : ndarray, shape (T,)
+        The requested output times.
+    states : ndarray, shape (T, *X0.shape), or None
+        States at ``times`` (``None`` when ``save_states=False``).
+    observables : mapping str -> ndarray of shape (T, ...)
+        Each requested observable evaluated at ``times``.
+    final : ndarray, shape X0.shape
+        State at the last time.
+    method : str
+        Integration scheme.
+    n_steps : int
+        Number of steps taken.
+    dt : float
+        Largest step used.
+    """
+
+    times: np.ndarray
+    states: np.ndarray | None = field(repr=False)
+    observables: Mapping[str, np.ndarray] = field(repr=False)
+    final: np.ndarray = field(repr=False)
+    method: str = "rk4"
+    n_steps: int = 0
+    dt: float = 0.0
+
+
+def glpr_usa_step(beta: float) -> float:
+    r"""The stable USA step of the [GLPR] code: :math:`0.1/\max(\sqrt\beta\,e^{\beta-1/2}, 1)`."""
+    beta = check_real(beta, "beta", low=0.0)
+    return 0.1 / max(np.sqrt(beta) * np.exp(min(beta, 700.0) - 0.5), 1.0)
+
+
+def _step(f, X, h, method, sphere):
+    if method == "euler":
+        Y = X + h * f(X)
+    elif method == "heun":
+        k1 = f(X)
+        k2 = f(X + h * k1)
+        Y = X + (0.5 * h) * (k1 + k2)
+    else:
+        k1 = f(X)
+        k2 = f(X + (0.5 * h) * k1)
+        k3 = f(X + (0.5 * h) * k2)
+        k4 = f(X + h * k3)
+        Y = X + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    if sphere:
+        Y /= np.linalg.norm(Y, axis=-1, keepdims=True)
+    return Y
+
+
+def simulate(
+    model: Any,
+    X0: np.ndarray,
+    *,
+    times: Any = None,
+    t_final: float | None = None,
+    dt: float = 0.05,
+    method: str = "rk4",
+    observables: Mapping[str, Callable[[np.ndarray], Any]] | None = None,
+    save_states: bool = True,
+    step_rule: str | None = None,
+    sphere: bool | None = None,
+    progress: bool = False,
+) -> Trajectory:
+    r"""Integrate :math:`\dot X = v(X)` from ``X0`` and record states and observables.
+
+    Parameters
+    ----------
+    model : Model or callable
+        An :class:`attnlib.Model` (its ``velocity`` and ``sphere`` are used) or any
+        callable ``v(X) -> array`` of the shape of ``X`` (then give ``sphere``).
+    X0 : ndarray, shape (n, d) or (B, n, d)
+        Initial state at time 0 (unit rows for a model on the sphere).
+    times : array_like, shape (T,), optional
+        Non-decreasing output times ``>= 0``. Steps are shortened so every output
+        time is hit exactly.
+    t_final : float, optional
+        Shorthand for ``times=[0, t_final]``.
+    dt : float
+        Largest step.
+    method : {"euler", "heun", "rk4"}
+    observables : mapping of name -> callable, optional
+        Functions of the state evaluated at every output time, so that a long run
+        need not store its states.
+    save_states : bool
+        Keep the states at the output times.
+    step_rule : {None, "glpr"}
+        ``"glpr"`` caps the step by the stable USA step of the [GLPR] code,
+        :func:`glpr_usa_step` (of the largest beta).
+    sphere : bool, optional
+        Retract onto the sphere after each step; defaults to ``model.sphere``.
+    progress : bool
+        Show a ``tqdm.auto`` progress bar over the output times.
+
+    Returns
+    -------
+    Trajectory
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnlib import Model, sample_sphere, simulate
+    >>> traj = simulate(Model(beta=1.0), sample_sphere(16, 3, rng=0),
+    ...                 times=np.linspace(0, 5, 6), dt=0.1)
+    >>> traj.states.shape
+    (6, 16, 3)
+    """
+    if hasattr(model, "velocity") and callable(model.velocity):
+        f = getattr(model, "rhs", model.velocity)
+        if sphere is None:
+            sphere = bool(getattr(model, "sphere", False))
+    elif callable(model):
+        f = model
+        if sphere is None:
+            raise TypeError("sphere must be given (True/False) when model is a callable")
+    else:
+        raise TypeError(
+            f"model must be an attnlib.Model or a callable v(X), got {type(model).__name__}"
+        )
+    if not isinstance(sphere, (bool, np.bool_)):
+        raise TypeError(f"sphere must be a bool, got {sphere!r}")
+    X = as_states(X0, "X0")
+    if sphere:
+        check_unit_norm(X, "X0")
+    if hasattr(model, "velocity"):
+        model.velocity(X)  # validates X0 against the model (dimension, beta shape)
+    X = X.copy()
+    if (times is None) == (t_final is None):
+        raise ValueError("give exactly one of times and t_final")
+    if times is None:
+        times = np.array([0.0, check_real(t_final, "t_final", low=0.0)])
+    times = np.asarray(times, dtype=np.float64)
+    if times.ndim != 1 or times.size == 0:
+        raise ValueError(f"times must be a non-empty 1-D array, got shape {times.shape}")
+    if not np.all(np.isfinite(times)) or times[0] < 0 or np.any(np.diff(times) < 0):
+        raise ValueError("times must be finite, >= 0 and non-decreasing")
+    dt = check_real(dt, "dt", low=0.0, strict_low=True)
+    check_choice(method, "method", METHODS)
+    check_choice(step_rule, "step_rule", (None, "glpr"))
+    if step_rule == "glpr":
+        beta = getattr(model, "beta", None)
+        if beta is None:
+            raise ValueError("step_rule='glpr' needs a model with a beta attribute")
+        dt = min(dt, glpr_usa_step(float(np.max(beta))))
+    obs = dict(observables or {})
+    for name, fn in obs.items():
+        if not callable(fn):
+            raise TypeError(f"observable {name!r} must be callable, got {type(fn).__name__}")
+
+    states = np.empty((times.size,) + X.shape, dtype=X.dtype) if save_states else None
+    recorded: dict[str, list] = {k: [] for k in obs}
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=times.size, desc="simulate", leave=False)
+    t = 0.0
+    n_steps = 0
+    for k, tk in enumerate(times):
+        span = tk - t
+        if span > 0:
+            m = int(np.ceil(span / dt - 1e-9))
+            h = span / m
+            for _ in range(m):
+                X = _step(f, X, h, method, sphere)
+            n_steps += m
+            if not np.all(np.isfinite(X)):
+                raise FloatingPointError(
+                    f"the solution became non-finite before t={tk:g}; reduce dt "
+                    f"(currently {dt:g}) or use step_rule='glpr'"
+                )
+            t = tk
+        if save_states:
+            states[k] = X
+        for name, fn in obs.items():
+            recorded[name].append(np.asarray(fn(X)))
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    out_obs = MappingProxyType({k: np.stack(v) for k, v in recorded.items()})
+    return Trajectory(times, states, out_obs, X, method, n_steps, dt)

@@ -1,0 +1,1 @@
+"""Plotting helpers of the book (matplotlib). One submodule per chapter topic."""
