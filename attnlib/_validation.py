@@ -69,8 +69,13 @@ def as_states(
     return arr
 
 
-def check_unit_norm(x: np.ndarray, name: str = "X", tol: float = UNIT_NORM_TOL) -> None:
-    """Raise unless every row (last axis) of ``x`` has unit Euclidean norm."""
+def check_unit_norm(x: np.ndarray, name: str = "X", tol: float | None = None) -> None:
+    """Raise unless every row (last axis) of ``x`` has unit Euclidean norm.
+
+    The default tolerance is ``1e-8`` in float64 and ``64 * eps`` in lower precision.
+    """
+    if tol is None:
+        tol = max(UNIT_NORM_TOL, 64 * float(np.finfo(x.dtype).eps))
     dev = float(np.max(np.abs(np.linalg.norm(x, axis=-1) - 1.0)))
     if dev > tol:
         raise ValueError(

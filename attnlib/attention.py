@@ -388,7 +388,7 @@ class Model:
         return self._field(X, beta)
 
     def rhs(self, X: np.ndarray) -> np.ndarray:
-        """The velocity field without input validation, for integrators.
+        r"""The velocity field without input validation, for integrators.
 
         ``X`` may lie slightly off the sphere (Runge–Kutta stages): the field is then
         the natural extension :math:`P_x y = y - \langle x, y\rangle x` of the

@@ -196,7 +196,7 @@ def simulate(
         span = tk - t
         if span > 0:
             m = int(np.ceil(span / dt - 1e-9))
-            h = span / m
+            h = float(span / m)
             for _ in range(m):
                 X = _step(f, X, h, method, sphere)
             n_steps += m

@@ -1,0 +1,188 @@
+import numpy as np
+import pytest
+
+import attnlib as al
+from attnlib import Model, sample_sphere
+
+from . import reference as ref
+
+VARIANTS = [
+    dict(kernel="softmax", normalization="sa"),
+    dict(kernel="softmax", normalization="usa"),
+    dict(kernel="l2", normalization="sa"),
+    dict(kernel="l2", normalization="usa"),
+    dict(kernel="sigmoid", normalization="usa", bias=-0.5),
+    dict(kernel="sigmoid", normalization="sa", bias=0.3),
+    dict(kernel="sinkhorn", normalization="sa"),
+    dict(kernel="softmax", normalization="sa", mask="causal"),
+    dict(kernel="softmax", normalization="usa", mask="causal"),
+    dict(kernel="l2", normalization="sa", mask="causal"),
+]
+
+
+def _qkv(rng, d, m=None):
+    m = d if m is None else m
+    return (rng.standard_normal((m, d)) / np.sqrt(d), rng.standard_normal((m, d)) / np.sqrt(d),
+            rng.standard_normal((d, d)) / np.sqrt(d))
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: "-".join(map(str, v.values())))
+@pytest.mark.parametrize("sphere", [True, False])
+def test_variants_match_double_loop(variant, sphere, rng):
+    n, d = 7, 3
+    X = sample_sphere(n, d, rng=rng)
+    if not sphere:
+        X = X * rng.uniform(0.5, 1.5, size=(n, 1))
+    Q, K, V = _qkv(rng, d)
+    beta = 1.7
+    model = Model(beta=beta, Q=Q, K=K, V=V, sphere=sphere, **variant)
+    kw = {k: v for k, v in variant.items()}
+    A_ref = ref.attention(X, beta, Q, K, **kw)
+    np.testing.assert_allclose(model.attention(X), A_ref, rtol=1e-10, atol=1e-12)
+    v_ref = ref.velocity(X, beta, Q, K, V, sphere=sphere, **kw)
+    np.testing.assert_allclose(model.velocity(X), v_ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("normalization", ["sa", "usa"])
+def test_identity_model_matches_double_loop_and_tiling(normalization, rng):
+    # n larger than the tile so the symmetric block-tiled path runs with several tiles
+    n, d = 37, 4
+    X = sample_sphere(n, d, rng=rng)
+    beta = 2.5
+    v_ref = ref.velocity(X, beta, normalization=normalization)
+    for block in (5, 8, 64):
+        v = Model(beta=beta, normalization=normalization, block=block).velocity(X)
+        np.testing.assert_allclose(v, v_ref, rtol=1e-11, atol=1e-13)
+
+
+def test_symmetric_psd_qk_uses_tiles_and_matches(rng):
+    n, d = 41, 3
+    X = sample_sphere(n, d, rng=rng)
+    M = rng.standard_normal((d, d))
+    Q = M
+    K = M  # Q^T K = M^T M is symmetric PSD
+    V = rng.standard_normal((d, d))
+    v_ref = ref.velocity(X, 1.3, Q, K, V)
+    v = Model(beta=1.3, Q=Q, K=K, V=V, block=6).velocity(X)
+    np.testing.assert_allclose(v, v_ref, rtol=1e-10, atol=1e-12)
+
+
+def test_multihead_matches_sum_of_heads(rng):
+    n, d = 6, 4
+    X = sample_sphere(n, d, rng=rng)
+    heads = [_qkv(rng, d, m=2), _qkv(rng, d, m=3)]
+    model = Model(beta=0.8, heads=heads)
+    v_ref = ref.velocity(X, 0.8, heads=heads)
+    np.testing.assert_allclose(model.velocity(X), v_ref, rtol=1e-10, atol=1e-12)
+    A = model.attention(X)
+    assert A.shape == (2, n, n)
+    np.testing.assert_allclose(A.sum(axis=-1), 1.0, rtol=1e-12)
+
+
+def test_ensemble_equals_loop_over_members(rng):
+    B, n, d = 5, 9, 3
+    X = sample_sphere(n, d, rng=rng, batch=B)
+    betas = np.linspace(0.0, 4.0, B)
+    for kw in (dict(), dict(normalization="usa"), dict(kernel="l2"), dict(mask="causal")):
+        vb = Model(beta=betas, **kw).velocity(X)
+        for b in range(B):
+            np.testing.assert_allclose(vb[b], Model(beta=betas[b], **kw).velocity(X[b]),
+                                       rtol=1e-12, atol=1e-14)
+    # large ensembles with n above the tile size take the per-member tiled path
+    X = sample_sphere(40, 3, rng=rng, batch=3)
+    vb = Model(beta=1.0, block=16).velocity(X)
+    for b in range(3):
+        np.testing.assert_allclose(vb[b], ref.velocity(X[b], 1.0), rtol=1e-11, atol=1e-13)
+
+
+def test_permutation_equivariance(rng):
+    n, d = 12, 3
+    X = sample_sphere(n, d, rng=rng)
+    perm = rng.permutation(n)
+    Q, K, V = _qkv(rng, d)
+    for kw in (dict(), dict(normalization="usa"), dict(Q=Q, K=K, V=V), dict(kernel="l2"),
+               dict(kernel="sinkhorn"), dict(kernel="sigmoid", normalization="usa")):
+        m = Model(beta=2.0, **kw)
+        np.testing.assert_allclose(m.velocity(X[perm]), m.velocity(X)[perm], rtol=1e-10,
+                                   atol=1e-13)
+        A = m.attention(X)
+        np.testing.assert_allclose(m.attention(X[perm]), A[np.ix_(perm, perm)], rtol=1e-9,
+                                   atol=1e-13)
+
+
+def test_velocity_is_tangent_and_rd_is_not_projected(rng):
+    X = sample_sphere(20, 5, rng=rng)
+    v = Model(beta=3.0).velocity(X)
+    assert np.max(np.abs(np.sum(v * X, axis=1))) < 1e-14
+    w = Model(beta=3.0, sphere=False).velocity(X)
+    assert np.max(np.abs(np.sum(w * X, axis=1))) > 1e-3
+    np.testing.assert_allclose(al.project(X, w), v, atol=1e-14)
+
+
+def test_sinkhorn_doubly_stochastic_and_one_iteration_is_softmax(rng):
+    X = sample_sphere(30, 3, rng=rng)
+    A = Model(beta=2.0, kernel="sinkhorn", sinkhorn_tol=1e-12).attention(X)
+    assert np.max(np.abs(A.sum(axis=1) - 1)) < 1e-10
+    assert np.max(np.abs(A.sum(axis=0) - 1)) < 1e-10
+    one = Model(beta=2.0, kernel="sinkhorn", sinkhorn_max_iter=1)
+    with pytest.warns(RuntimeWarning, match="Sinkhorn stopped"):
+        A1 = one.attention(X)
+    np.testing.assert_allclose(A1, Model(beta=2.0).attention(X), rtol=1e-12)
+    r = al.sinkhorn(2.0 * X @ X.T, tol=1e-12, max_iter=1)
+    assert r.n_iter == 1 and not r.converged
+    r = al.sinkhorn(2.0 * X @ X.T, tol=1e-12)
+    assert r.converged and r.error <= 1e-12 and r.n_iter > 1
+
+
+def test_sinkhorn_log_domain_survives_large_logits():
+    rng = np.random.default_rng(0)
+    X = sample_sphere(10, 3, rng=rng)
+    # exp(800) overflows: plain Sinkhorn iterations would produce inf/nan
+    r = al.sinkhorn(800.0 * X @ X.T, tol=1e-10, max_iter=100000)
+    assert np.all(np.isfinite(r.matrix))
+    assert np.max(np.abs(r.matrix.sum(axis=0) - 1)) < 1e-8
+
+
+def test_causal_attention_is_lower_triangular(rng):
+    X = sample_sphere(9, 3, rng=rng)
+    for norm in ("sa", "usa"):
+        A = Model(beta=1.0, mask="causal", normalization=norm).attention(X)
+        assert np.all(np.triu(A, 1) == 0)
+        assert np.all(A[np.tril_indices(9)] > 0)
+    A = Model(beta=1.0, mask="causal").attention(X)
+    np.testing.assert_allclose(A.sum(axis=1), 1.0, rtol=1e-13)
+    np.testing.assert_allclose(A[0], np.eye(9)[0])
+    # the first token attends only to itself: its velocity V x_1 projected is zero
+    assert np.allclose(Model(beta=1.0, mask="causal").velocity(X)[0], 0.0, atol=1e-15)
+
+
+def test_large_beta_does_not_overflow(rng):
+    X = sample_sphere(300, 3, rng=rng)
+    for beta in (1e2, 1e3):
+        for block in (64, 512):
+            v = Model(beta=beta, block=block).velocity(X)
+            assert np.all(np.isfinite(v))
+        A = Model(beta=beta).attention(X)
+        assert np.all(np.isfinite(A))
+        np.testing.assert_allclose(A.sum(axis=1), 1.0, rtol=1e-12)
+    # at beta = 1e3 each token sees essentially itself and its nearest neighbours
+    v1 = Model(beta=1e3, block=64).velocity(X)
+    v2 = Model(beta=1e3, block=1000).velocity(X)
+    np.testing.assert_allclose(v1, v2, rtol=1e-10, atol=1e-13)
+    Q = np.diag([1.0, 2.0, 0.5])
+    K = np.eye(3)
+    assert np.all(np.isfinite(Model(beta=1e3, Q=Q, K=K).velocity(X)))
+    assert np.all(np.isfinite(Model(beta=1e3, kernel="l2").velocity(X)))
+    assert np.all(np.isfinite(Model(beta=1e3, sphere=False).velocity(3.0 * X)))
+    with pytest.raises(ValueError, match="USA"):
+        Model(beta=1e3, normalization="usa").velocity(X)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dtype_is_preserved(dtype, rng):
+    X = sample_sphere(50, 3, rng=rng).astype(dtype)
+    for kw in (dict(), dict(kernel="l2"), dict(block=8), dict(mask="causal")):
+        assert Model(beta=1.0, **kw).velocity(X).dtype == dtype
+    traj = al.simulate(Model(beta=1.0), X, t_final=0.5, dt=0.1)
+    assert traj.final.dtype == dtype
+    assert sample_sphere(4, 3, rng=0).dtype == np.float64
