@@ -1,0 +1,39 @@
+# The book and its library in one environment, .venv, built from requirements.txt.
+#   make book   set up .venv (first time), build the HTML into _build/html
+#   make test   set up .venv (first time), run the whole test suite
+#   make lab    JupyterLab with jupytext: the .md chapters open as notebooks
+#   make clean  remove the build output and the execution cache
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(CURDIR)/$(VENV)/bin
+STAMP  := $(VENV)/.installed
+RUN    := PATH="$(BIN):$$PATH" MPLBACKEND=Agg
+
+.PHONY: book test lab clean distclean env
+
+env: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3"
+	touch $(STAMP)
+
+book: $(STAMP)
+	$(RUN) $(BIN)/jupyter-book build . -W -n --keep-going
+	@echo
+	@echo "The book is built. Open file://$(CURDIR)/_build/html/index.html"
+
+test: $(STAMP)
+	$(RUN) $(BIN)/python -m pytest
+
+lab: $(STAMP)
+	PATH="$(BIN):$$PATH" $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR)
+
+clean:
+	rm -rf _build
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,55 @@
+"""Every chapter of the book executes top to bottom from a clean kernel."""
+
+from pathlib import Path
+
+import jupytext
+import nbclient
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _toc_files():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        for ch in part.get("chapters", []):
+            files.append(ch["file"])
+            files.extend(s["file"] for s in ch.get("sections", []))
+    return files
+
+
+def _chapter_paths():
+    out = []
+    for f in _toc_files():
+        path = ROOT / f"{f}.md"
+        if not path.exists():
+            path = ROOT / f"{f}.ipynb"
+        out.append(path)
+    return out
+
+
+def test_every_toc_entry_exists():
+    for path in _chapter_paths():
+        assert path.exists(), f"{path} is listed in _toc.yml but missing"
+
+
+NOTEBOOKS = [p for p in _chapter_paths() if p.exists() and "kernelspec" in p.read_text()[:600]]
+
+
+def test_chapters_are_notebooks():
+    names = {p.stem for p in NOTEBOOKS}
+    assert {"modelling", "clustering", "gaussian", "circle", "extremisers"} <= names
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_chapter_executes_from_clean_kernel(path):
+    nb = jupytext.read(path)
+    client = nbclient.NotebookClient(
+        nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
+    client.execute()  # raises CellExecutionError on the first failing cell
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]
+    assert not errors
