@@ -59,7 +59,8 @@ def as_states(
         arr = arr.astype(np.float64)
     if arr.ndim not in ndims:
         shapes = " or ".join(
-            {1: "(d,)", 2: "(n, d)", 3: "(B, n, d)", 4: "(T, B, n, d)"}[k] for k in ndims
+            {1: "(d,)", 2: "(n, d)", 3: "(B, n, d)", 4: "(T, B, n, d)"}[k]
+            for k in ndims
         )
         raise ValueError(f"{name} must have shape {shapes}, got shape {arr.shape}")
     if any(s == 0 for s in arr.shape):
@@ -95,15 +96,21 @@ def as_matrix(
         np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
     ):
         raise TypeError(f"{name} must be a real numeric matrix, got {_describe(m)}")
-    arr = arr.astype(np.result_type(arr.dtype, np.float32) if np.issubdtype(
-        arr.dtype, np.floating) else np.float64, copy=False)
+    arr = arr.astype(
+        np.result_type(arr.dtype, np.float32)
+        if np.issubdtype(arr.dtype, np.floating)
+        else np.float64,
+        copy=False,
+    )
     if arr.ndim != 2:
         raise ValueError(f"{name} must be a 2-D matrix, got shape {arr.shape}")
     if shape is not None:
         for k, s in enumerate(shape):
             if s is not None and arr.shape[k] != s:
                 want = tuple("*" if s is None else s for s in shape)
-                raise ValueError(f"{name} must have shape {want}, got shape {arr.shape}")
+                raise ValueError(
+                    f"{name} must have shape {want}, got shape {arr.shape}"
+                )
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
     return arr
@@ -118,7 +125,9 @@ def check_real(
     strict_low: bool = False,
 ) -> float:
     """Return ``x`` as a finite float within the given bounds."""
-    if isinstance(x, bool) or not isinstance(x, (numbers.Real, np.floating, np.integer)):
+    if isinstance(x, bool) or not isinstance(
+        x, (numbers.Real, np.floating, np.integer)
+    ):
         if isinstance(x, np.ndarray) and x.ndim == 0:
             x = x.item()
         else:
@@ -139,7 +148,9 @@ def as_beta(beta: Any, batch: int | None, name: str = "beta") -> float | np.ndar
     if isinstance(beta, (np.ndarray, list, tuple)) and np.ndim(beta) > 0:
         arr = np.asarray(beta, dtype=np.float64)
         if arr.ndim != 1:
-            raise ValueError(f"{name} must be a scalar or of shape (B,), got shape {arr.shape}")
+            raise ValueError(
+                f"{name} must be a scalar or of shape (B,), got shape {arr.shape}"
+            )
         if batch is None:
             raise ValueError(
                 f"{name} given as an array of shape {arr.shape} needs an ensemble X of "
@@ -147,7 +158,8 @@ def as_beta(beta: Any, batch: int | None, name: str = "beta") -> float | np.ndar
             )
         if arr.shape[0] != batch:
             raise ValueError(
-                f"{name} must have shape ({batch},) to match the ensemble, got {arr.shape}"
+                f"{name} must have shape ({batch},) to match the ensemble, "
+                f"got {arr.shape}"
             )
         if not np.all(np.isfinite(arr)) or np.any(arr < 0):
             raise ValueError(f"{name} must be finite and >= 0")
@@ -181,5 +193,6 @@ def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
     if isinstance(rng, (numbers.Integral, np.integer)) and not isinstance(rng, bool):
         return np.random.default_rng(int(rng))
     raise TypeError(
-        f"{name} must be a numpy.random.Generator or an integer seed, got {_describe(rng)}"
+        f"{name} must be a numpy.random.Generator or an integer seed, "
+        f"got {_describe(rng)}"
     )

@@ -221,11 +221,14 @@ class Model:
         if np.ndim(self.beta) == 0:
             object.__setattr__(self, "beta", check_real(self.beta, "beta", low=0.0))
         else:
-            object.__setattr__(self, "beta", as_beta(self.beta, len(np.ravel(self.beta))))
+            object.__setattr__(
+                self, "beta", as_beta(self.beta, len(np.ravel(self.beta)))
+            )
         if self.kernel == "sinkhorn":
             if self.normalization != "sa":
                 raise ValueError(
-                    "normalization must be 'sa' for kernel='sinkhorn' (the plan is doubly "
+                    "normalization must be 'sa' for kernel='sinkhorn' (the plan is "
+                    "doubly "
                     f"stochastic), got {self.normalization!r}"
                 )
             if self.mask is not None:
@@ -236,9 +239,13 @@ class Model:
             try:
                 raw = [tuple(h) for h in self.heads]
             except TypeError as exc:
-                raise TypeError("heads must be a sequence of (Q, K, V) triples") from exc
+                raise TypeError(
+                    "heads must be a sequence of (Q, K, V) triples"
+                ) from exc
             if len(raw) == 0 or any(len(h) != 3 for h in raw):
-                raise ValueError("heads must be a non-empty sequence of (Q, K, V) triples")
+                raise ValueError(
+                    "heads must be a non-empty sequence of (Q, K, V) triples"
+                )
         else:
             raw = [(self.Q, self.K, self.V)]
         heads = []
@@ -257,7 +264,8 @@ class Model:
                 q if q is not None else k
             ).shape[1]:
                 raise ValueError(
-                    f"Q{sfx} and K{sfx}: a rectangular (m, d) matrix needs a partner of "
+                    f"Q{sfx} and K{sfx}: a rectangular (m, d) matrix needs a partner "
+                    "of "
                     "the same shape (the identity is d x d)"
                 )
             if v is not None and v.shape[0] != v.shape[1]:
@@ -311,7 +319,7 @@ class Model:
         return mats[0] if len(mats) == 1 else np.stack(mats)
 
     def _logits(self, X, beta, head, rows=slice(None)):
-        """Log-weights (or sigmoid pre-activations) for the given rows, shape (..., r, n)."""
+        """Log-weights (or sigmoid pre-activations) of the given rows: (..., r, n)."""
         q, k, _ = head
         Xr = X[..., rows, :]
         b = beta if np.ndim(beta) == 0 else np.asarray(beta).reshape(-1, 1, 1)
@@ -354,7 +362,8 @@ class Model:
         if np.max(L) > _MAX_EXP:
             raise ValueError(
                 "USA weights exp(beta <Qx, Ky>) exceed the float64 range for this beta "
-                f"(largest exponent {np.max(L):.1f} > {_MAX_EXP:.0f}); use SA or a smaller "
+                f"(largest exponent {np.max(L):.1f} > {_MAX_EXP:.0f}); use SA or a "
+                "smaller "
                 "beta"
             )
         return np.exp(L) / n
@@ -413,7 +422,9 @@ class Model:
         if self.kernel == "softmax" and self.mask is None:
             A = _symmetric_psd_product(q, k)
             if A is not None:
-                fast = _symmetric_velocity(X, XV, beta, A, self.normalization, self.block)
+                fast = _symmetric_velocity(
+                    X, XV, beta, A, self.normalization, self.block
+                )
                 if fast is not None:
                     return fast
         return self._blocked_velocity(X, XV, beta, head)
@@ -512,24 +523,25 @@ def _symmetric_velocity(X, XV, beta, A, normalization, block):
     starts = list(range(0, n, block))
     tile = np.empty((block, block), dtype=dt)
     for a, s in enumerate(starts):
-        I = slice(s, min(n, s + block))
+        rows = slice(s, min(n, s + block))
         for t in starts[a:]:
-            J = slice(t, min(n, t + block))
-            T = tile[: I.stop - I.start, : J.stop - J.start]
-            np.matmul(bY[I], XT[:, J], out=T)
-            T -= c[I, None]
-            T -= c[None, J]
+            cols = slice(t, min(n, t + block))
+            T = tile[: rows.stop - rows.start, : cols.stop - cols.start]
+            np.matmul(bY[rows], XT[:, cols], out=T)
+            T -= c[rows, None]
+            T -= c[None, cols]
             np.exp(T, out=T)
-            acc[I] += T @ Z[J]
+            acc[rows] += T @ Z[cols]
             if t != s:
-                acc[J] += T.T @ Z[I]
+                acc[cols] += T.T @ Z[rows]
     num, den = acc[:, :-1], acc[:, -1:]
     if normalization == "sa":
         return num / den
     log_scale = c + c.max() - np.log(n)
     if log_scale.max() > _MAX_EXP:
         raise ValueError(
-            "USA velocity exceeds the float64 range for this beta; use SA or a smaller beta"
+            "USA velocity exceeds the float64 range for this beta; use SA or a "
+            "smaller beta"
         )
     return num * np.exp(log_scale)[:, None]
 
@@ -556,7 +568,8 @@ def _dense_symmetric(X, XV, beta, A, normalization):
     log_scale = c + cmax - np.log(n)
     if log_scale.max() > _MAX_EXP:
         raise ValueError(
-            "USA velocity exceeds the float64 range for this beta; use SA or a smaller beta"
+            "USA velocity exceeds the float64 range for this beta; use SA or a "
+            "smaller beta"
         )
     return num * np.exp(log_scale)[..., None]
 

@@ -23,8 +23,9 @@ __all__ = ["equiangular_rhs", "equiangular_gamma", "equiangular_time_to"]
 def equiangular_rhs(gamma, *, beta: float, n: int, normalization: str = "sa"):
     r"""Right-hand side :math:`\dot\gamma` of the equiangular ODE (vectorised in gamma).
 
-    The SA form is evaluated as :math:`2(1-\gamma)((n-1)\gamma+1)/(e^{\beta(1-\gamma)} + n-1)`,
-    which never overflows.
+    The SA form is evaluated as
+    :math:`2(1-\gamma)((n-1)\gamma+1)/(e^{\beta(1-\gamma)} + n-1)`, which never
+    overflows.
     """
     beta = check_real(beta, "beta", low=0.0)
     n = check_int(n, "n", low=1)
@@ -46,7 +47,9 @@ def equiangular_gamma(
     """
     t = np.asarray(times, dtype=np.float64)
     if t.ndim != 1 or t.size == 0 or np.any(np.diff(t) < 0) or t[0] < 0:
-        raise ValueError("times must be a non-empty, non-decreasing 1-D array of t >= 0")
+        raise ValueError(
+            "times must be a non-empty, non-decreasing 1-D array of t >= 0"
+        )
     gamma0 = check_real(gamma0, "gamma0", low=-1.0, high=1.0)
     equiangular_rhs(gamma0, beta=beta, n=n, normalization=normalization)  # validation
     sol = solve_ivp(
@@ -73,7 +76,9 @@ def equiangular_time_to(
 
     level = check_real(level, "level", low=0.0)
     if level >= 1.0:
-        raise ValueError(f"level must be < 1 (gamma tends to 1 only as t -> inf), got {level}")
+        raise ValueError(
+            f"level must be < 1 (gamma tends to 1 only as t -> inf), got {level}"
+        )
     val, _ = quad(
         lambda g: 1.0 / equiangular_rhs(g, beta=beta, n=n, normalization=normalization),
         0.0,

@@ -61,7 +61,10 @@ class Trajectory:
 
 
 def glpr_usa_step(beta: float) -> float:
-    r"""The stable USA step of the [GLPR] code: :math:`0.1/\max(\sqrt\beta\,e^{\beta-1/2}, 1)`."""
+    r"""Stable USA step of the [GLPR] code.
+
+    .. math:: \eta = 0.1 / \max(\sqrt\beta\, e^{\beta-1/2}, 1)
+    """
     beta = check_real(beta, "beta", low=0.0)
     return 0.1 / max(np.sqrt(beta) * np.exp(min(beta, 700.0) - 0.5), 1.0)
 
@@ -148,10 +151,13 @@ def simulate(
     elif callable(model):
         f = model
         if sphere is None:
-            raise TypeError("sphere must be given (True/False) when model is a callable")
+            raise TypeError(
+                "sphere must be given (True/False) when model is a callable"
+            )
     else:
         raise TypeError(
-            f"model must be an attnlib.Model or a callable v(X), got {type(model).__name__}"
+            "model must be an attnlib.Model or a callable v(X), "
+            f"got {type(model).__name__}"
         )
     if not isinstance(sphere, (bool, np.bool_)):
         raise TypeError(f"sphere must be a bool, got {sphere!r}")
@@ -167,7 +173,9 @@ def simulate(
         times = np.array([0.0, check_real(t_final, "t_final", low=0.0)])
     times = np.asarray(times, dtype=np.float64)
     if times.ndim != 1 or times.size == 0:
-        raise ValueError(f"times must be a non-empty 1-D array, got shape {times.shape}")
+        raise ValueError(
+            f"times must be a non-empty 1-D array, got shape {times.shape}"
+        )
     if not np.all(np.isfinite(times)) or times[0] < 0 or np.any(np.diff(times) < 0):
         raise ValueError("times must be finite, >= 0 and non-decreasing")
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
@@ -181,7 +189,9 @@ def simulate(
     obs = dict(observables or {})
     for name, fn in obs.items():
         if not callable(fn):
-            raise TypeError(f"observable {name!r} must be callable, got {type(fn).__name__}")
+            raise TypeError(
+                f"observable {name!r} must be callable, got {type(fn).__name__}"
+            )
 
     states = np.empty((times.size,) + X.shape, dtype=X.dtype) if save_states else None
     recorded: dict[str, list] = {k: [] for k in obs}

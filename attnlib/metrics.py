@@ -63,7 +63,9 @@ def all_within(X: np.ndarray, delta: float = 1e-3) -> bool | np.ndarray:
 
 
 def cluster_labels(X: np.ndarray, delta: float = 1e-3) -> np.ndarray:
-    r"""Cluster label of each particle (components of :math:`\langle x_i,x_j\rangle > 1-\delta`).
+    r"""Cluster label of each particle.
+
+    Clusters are the components of :math:`\langle x_i,x_j\rangle > 1-\delta`.
 
     Returns
     -------
@@ -82,7 +84,9 @@ def cluster_labels(X: np.ndarray, delta: float = 1e-3) -> np.ndarray:
 
 
 def cluster_count(X: np.ndarray, delta: float = 1e-3) -> int | np.ndarray:
-    r"""Number of clusters: connected components of :math:`\{\langle x_i,x_j\rangle > 1-\delta\}`.
+    r"""Number of clusters.
+
+    Clusters are the connected components of :math:`\langle x_i,x_j\rangle > 1-\delta`.
 
     Examples
     --------

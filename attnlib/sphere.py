@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import as_states, check_int, check_rng
+from ._validation import check_int, check_rng
 
 __all__ = ["project", "retract", "sample_sphere", "orthonormal_frame"]
 
 
 def project(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    r"""Tangent projection :math:`P_x y = y - \langle x, y\rangle x` along the last axis.
+    r"""Tangent projection :math:`P_x y = y - \langle x, y\rangle x` (last axis).
 
     Parameters
     ----------
@@ -34,7 +34,9 @@ def project(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     x = np.asarray(x)
     y = np.asarray(y)
     if x.shape != y.shape:
-        raise ValueError(f"x and y must have the same shape, got {x.shape} and {y.shape}")
+        raise ValueError(
+            f"x and y must have the same shape, got {x.shape} and {y.shape}"
+        )
     return y - np.sum(x * y, axis=-1, keepdims=True) * x
 
 
@@ -88,7 +90,9 @@ def sample_sphere(
     return retract(g).astype(dtype, copy=False)
 
 
-def orthonormal_frame(n: int, d: int, *, rng: np.random.Generator | int | None = None) -> np.ndarray:
+def orthonormal_frame(
+    n: int, d: int, *, rng: np.random.Generator | int | None = None
+) -> np.ndarray:
     """``n`` orthonormal vectors in R^d (``n <= d``), random if ``rng`` is given.
 
     Without ``rng`` the first ``n`` standard basis vectors are returned. This is the

@@ -51,8 +51,10 @@ def main() -> None:
     args = p.parse_args()
     model = Model(beta=args.beta)
     print(f"SA velocity, d = 3, float64, beta = {args.beta}, block = {model.block}")
-    print(f"{'n':>6} {'textbook [ms]':>14} {'attnlib [ms]':>13} {'speed-up':>9} "
-          f"{'textbook peak':>14} {'attnlib peak':>13}")
+    print(
+        f"{'n':>6} {'textbook [ms]':>14} {'attnlib [ms]':>13} {'speed-up':>9} "
+        f"{'textbook peak':>14} {'attnlib peak':>13}"
+    )
     for n in args.sizes:
         X = sample_sphere(n, 3, rng=0)
         err = np.max(np.abs(textbook(X, args.beta) - model.velocity(X)))
@@ -61,8 +63,10 @@ def main() -> None:
         t_lib = best_time(lambda: model.velocity(X), args.repeat)
         m_ref = peak_bytes(lambda: textbook(X, args.beta))
         m_lib = peak_bytes(lambda: model.velocity(X))
-        print(f"{n:>6} {1e3 * t_ref:>14.2f} {1e3 * t_lib:>13.2f} {t_ref / t_lib:>8.1f}x "
-              f"{m_ref / 2**20:>11.1f} MB {m_lib / 2**20:>10.2f} MB")
+        print(
+            f"{n:>6} {1e3 * t_ref:>14.2f} {1e3 * t_lib:>13.2f} {t_ref / t_lib:>8.1f}x "
+            f"{m_ref / 2**20:>11.1f} MB {m_lib / 2**20:>10.2f} MB"
+        )
 
 
 if __name__ == "__main__":

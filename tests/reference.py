@@ -20,8 +20,17 @@ def _weight(kernel, qx, ky, beta, bias):
     raise ValueError(kernel)
 
 
-def attention(X, beta, Q=None, K=None, normalization="sa", kernel="softmax", mask=None,
-              bias=0.0, sinkhorn_iters=5000):
+def attention(
+    X,
+    beta,
+    Q=None,
+    K=None,
+    normalization="sa",
+    kernel="softmax",
+    mask=None,
+    bias=0.0,
+    sinkhorn_iters=5000,
+):
     n, d = X.shape
     Q = np.eye(d) if Q is None else Q
     K = np.eye(d) if K is None else K

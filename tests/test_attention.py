@@ -22,11 +22,16 @@ VARIANTS = [
 
 def _qkv(rng, d, m=None):
     m = d if m is None else m
-    return (rng.standard_normal((m, d)) / np.sqrt(d), rng.standard_normal((m, d)) / np.sqrt(d),
-            rng.standard_normal((d, d)) / np.sqrt(d))
+    return (
+        rng.standard_normal((m, d)) / np.sqrt(d),
+        rng.standard_normal((m, d)) / np.sqrt(d),
+        rng.standard_normal((d, d)) / np.sqrt(d),
+    )
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: "-".join(map(str, v.values())))
+@pytest.mark.parametrize(
+    "variant", VARIANTS, ids=lambda v: "-".join(map(str, v.values()))
+)
 @pytest.mark.parametrize("sphere", [True, False])
 def test_variants_match_double_loop(variant, sphere, rng):
     n, d = 7, 3
@@ -83,16 +88,24 @@ def test_ensemble_equals_loop_over_members(rng):
     B, n, d = 5, 9, 3
     X = sample_sphere(n, d, rng=rng, batch=B)
     betas = np.linspace(0.0, 4.0, B)
-    for kw in (dict(), dict(normalization="usa"), dict(kernel="l2"), dict(mask="causal")):
+    for kw in (
+        dict(),
+        dict(normalization="usa"),
+        dict(kernel="l2"),
+        dict(mask="causal"),
+    ):
         vb = Model(beta=betas, **kw).velocity(X)
         for b in range(B):
-            np.testing.assert_allclose(vb[b], Model(beta=betas[b], **kw).velocity(X[b]),
-                                       rtol=1e-12, atol=1e-14)
+            np.testing.assert_allclose(
+                vb[b], Model(beta=betas[b], **kw).velocity(X[b]), rtol=1e-12, atol=1e-14
+            )
     # large ensembles with n above the tile size take the per-member tiled path
     X = sample_sphere(40, 3, rng=rng, batch=3)
     vb = Model(beta=1.0, block=16).velocity(X)
     for b in range(3):
-        np.testing.assert_allclose(vb[b], ref.velocity(X[b], 1.0), rtol=1e-11, atol=1e-13)
+        np.testing.assert_allclose(
+            vb[b], ref.velocity(X[b], 1.0), rtol=1e-11, atol=1e-13
+        )
 
 
 def test_permutation_equivariance(rng):
@@ -100,14 +113,22 @@ def test_permutation_equivariance(rng):
     X = sample_sphere(n, d, rng=rng)
     perm = rng.permutation(n)
     Q, K, V = _qkv(rng, d)
-    for kw in (dict(), dict(normalization="usa"), dict(Q=Q, K=K, V=V), dict(kernel="l2"),
-               dict(kernel="sinkhorn"), dict(kernel="sigmoid", normalization="usa")):
+    for kw in (
+        dict(),
+        dict(normalization="usa"),
+        dict(Q=Q, K=K, V=V),
+        dict(kernel="l2"),
+        dict(kernel="sinkhorn"),
+        dict(kernel="sigmoid", normalization="usa"),
+    ):
         m = Model(beta=2.0, **kw)
-        np.testing.assert_allclose(m.velocity(X[perm]), m.velocity(X)[perm], rtol=1e-10,
-                                   atol=1e-13)
+        np.testing.assert_allclose(
+            m.velocity(X[perm]), m.velocity(X)[perm], rtol=1e-10, atol=1e-13
+        )
         A = m.attention(X)
-        np.testing.assert_allclose(m.attention(X[perm]), A[np.ix_(perm, perm)], rtol=1e-9,
-                                   atol=1e-13)
+        np.testing.assert_allclose(
+            m.attention(X[perm]), A[np.ix_(perm, perm)], rtol=1e-9, atol=1e-13
+        )
 
 
 def test_velocity_is_tangent_and_rd_is_not_projected(rng):

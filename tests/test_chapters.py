@@ -35,7 +35,9 @@ def test_every_toc_entry_exists():
         assert path.exists(), f"{path} is listed in _toc.yml but missing"
 
 
-NOTEBOOKS = [p for p in _chapter_paths() if p.exists() and "kernelspec" in p.read_text()[:600]]
+NOTEBOOKS = [
+    p for p in _chapter_paths() if p.exists() and "kernelspec" in p.read_text()[:600]
+]
 
 
 def test_chapters_are_notebooks():
@@ -47,9 +49,17 @@ def test_chapters_are_notebooks():
 def test_chapter_executes_from_clean_kernel(path):
     nb = jupytext.read(path)
     client = nbclient.NotebookClient(
-        nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+        nb,
+        timeout=900,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
     )
     client.execute()  # raises CellExecutionError on the first failing cell
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-              if o.get("output_type") == "error"]
+    errors = [
+        o
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "error"
+    ]
     assert not errors

@@ -8,8 +8,14 @@ from attnlib import Model, sample_sphere, simulate
 def test_unit_norm_after_ten_thousand_steps(rng):
     X0 = sample_sphere(16, 3, rng=rng)
     for method in ("euler", "rk4"):
-        traj = simulate(Model(beta=2.0), X0, t_final=100.0, dt=0.01, method=method,
-                        save_states=False)
+        traj = simulate(
+            Model(beta=2.0),
+            X0,
+            t_final=100.0,
+            dt=0.01,
+            method=method,
+            save_states=False,
+        )
         assert traj.n_steps == 10_000
         assert np.max(np.abs(np.linalg.norm(traj.final, axis=1) - 1)) < 1e-12
 
@@ -21,14 +27,18 @@ def _error(method, dt, X0, model, T, ref):
 
 @pytest.mark.parametrize(
     "method, dts, order",
-    [("euler", [0.04, 0.02, 0.01], 1), ("heun", [0.1, 0.05, 0.025], 2),
-     ("rk4", [0.2, 0.1, 0.05], 4)],
+    [
+        ("euler", [0.04, 0.02, 0.01], 1),
+        ("heun", [0.1, 0.05, 0.025], 2),
+        ("rk4", [0.2, 0.1, 0.05], 4),
+    ],
 )
 @pytest.mark.parametrize("sphere", [True, False])
 def test_empirical_convergence_order(method, dts, order, sphere, rng):
     X0 = sample_sphere(8, 3, rng=rng)
-    model = Model(beta=1.5, V=np.array([[1.0, 0.3, 0], [0, 0.8, 0], [0.1, 0, 1.2]]),
-                  sphere=sphere)
+    model = Model(
+        beta=1.5, V=np.array([[1.0, 0.3, 0], [0, 0.8, 0], [0.1, 0, 1.2]]), sphere=sphere
+    )
     T = 1.0
     ref = simulate(model, X0, t_final=T, dt=1e-3, method="rk4").final
     errs = [_error(method, dt, X0, model, T, ref) for dt in dts]
@@ -39,18 +49,31 @@ def test_empirical_convergence_order(method, dts, order, sphere, rng):
 def test_times_are_hit_and_observables_recorded(rng):
     X0 = sample_sphere(10, 3, rng=rng)
     times = np.array([0.0, 0.03, 0.5, 0.5, 1.7])
-    traj = simulate(Model(beta=1.0), X0, times=times, dt=0.1,
-                    observables={"E": lambda X: al.energy(X, 1.0), "k": al.cluster_count})
+    traj = simulate(
+        Model(beta=1.0),
+        X0,
+        times=times,
+        dt=0.1,
+        observables={"E": lambda X: al.energy(X, 1.0), "k": al.cluster_count},
+    )
     np.testing.assert_array_equal(traj.times, times)
     assert traj.states.shape == (5, 10, 3)
     np.testing.assert_array_equal(traj.states[0], X0)
     np.testing.assert_array_equal(traj.states[2], traj.states[3])
     np.testing.assert_array_equal(traj.final, traj.states[-1])
     assert traj.observables["E"].shape == (5,)
-    np.testing.assert_allclose(traj.observables["E"], [al.energy(x, 1.0) for x in traj.states])
+    np.testing.assert_allclose(
+        traj.observables["E"], [al.energy(x, 1.0) for x in traj.states]
+    )
     # with save_states=False the observables are identical and no states are kept
-    t2 = simulate(Model(beta=1.0), X0, times=times, dt=0.1, save_states=False,
-                  observables={"E": lambda X: al.energy(X, 1.0)})
+    t2 = simulate(
+        Model(beta=1.0),
+        X0,
+        times=times,
+        dt=0.1,
+        save_states=False,
+        observables={"E": lambda X: al.energy(X, 1.0)},
+    )
     assert t2.states is None
     np.testing.assert_array_equal(t2.observables["E"], traj.observables["E"])
     with pytest.raises(TypeError):
@@ -77,8 +100,14 @@ def test_glpr_step_rule():
     assert al.glpr_usa_step(0.0) == pytest.approx(0.1)
     assert al.glpr_usa_step(4.0) == pytest.approx(0.1 / (2.0 * np.exp(3.5)))
     X0 = sample_sphere(32, 2, rng=1)
-    traj = simulate(Model(beta=4.0, normalization="usa"), X0, t_final=1.0, dt=0.1,
-                    method="euler", step_rule="glpr")
+    traj = simulate(
+        Model(beta=4.0, normalization="usa"),
+        X0,
+        t_final=1.0,
+        dt=0.1,
+        method="euler",
+        step_rule="glpr",
+    )
     assert traj.dt == pytest.approx(al.glpr_usa_step(4.0))
     assert traj.n_steps == int(np.ceil(1.0 / al.glpr_usa_step(4.0)))
 
@@ -89,12 +118,24 @@ def test_energy_monotone_along_sa_usa_and_reversed_with_minus_identity(rng):
     E = {"E": lambda X: al.energy(X, beta)}
     times = np.linspace(0, 10, 101)
     for norm in ("sa", "usa"):
-        up = simulate(Model(beta=beta, normalization=norm), X0, times=times, dt=0.02,
-                      observables=E, save_states=False).observables["E"]
+        up = simulate(
+            Model(beta=beta, normalization=norm),
+            X0,
+            times=times,
+            dt=0.02,
+            observables=E,
+            save_states=False,
+        ).observables["E"]
         assert np.all(np.diff(up) >= -1e-13), norm
         assert up[-1] > up[0] + 0.1
-        down = simulate(Model(beta=beta, normalization=norm, V=-np.eye(3)), X0, times=times,
-                        dt=0.02, observables=E, save_states=False).observables["E"]
+        down = simulate(
+            Model(beta=beta, normalization=norm, V=-np.eye(3)),
+            X0,
+            times=times,
+            dt=0.02,
+            observables=E,
+            save_states=False,
+        ).observables["E"]
         assert np.all(np.diff(down) <= 1e-13), norm
         assert down[-1] < down[0] - 0.01
 
@@ -102,8 +143,12 @@ def test_energy_monotone_along_sa_usa_and_reversed_with_minus_identity(rng):
 def test_usa_is_n_times_energy_gradient(rng):
     for n, beta in ((5, 0.5), (30, 3.0)):
         X = sample_sphere(n, 4, rng=rng)
-        np.testing.assert_allclose(Model(beta=beta, normalization="usa").velocity(X),
-                                   n * al.energy_gradient(X, beta), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(
+            Model(beta=beta, normalization="usa").velocity(X),
+            n * al.energy_gradient(X, beta),
+            rtol=1e-12,
+            atol=1e-14,
+        )
 
 
 def test_energy_gradient_matches_finite_differences(rng):
@@ -113,7 +158,9 @@ def test_energy_gradient_matches_finite_differences(rng):
     # directional derivative along a tangent direction through the retraction
     H = al.project(X, rng.standard_normal(X.shape))
     eps = 1e-6
-    dE = (al.energy(al.retract(X + eps * H), beta) - al.energy(al.retract(X - eps * H), beta))
+    dE = al.energy(al.retract(X + eps * H), beta) - al.energy(
+        al.retract(X - eps * H), beta
+    )
     assert dE / (2 * eps) == pytest.approx(np.sum(G * H), rel=1e-7)
 
 
@@ -122,7 +169,9 @@ def test_equiangular_ode_matches_particles(normalization):
     # orthonormal initial data, d = n = 32, beta = 1 (MATH.md §4 and §7)
     X0 = al.orthonormal_frame(32, 32, rng=3)
     times = np.array([0.0, 1.0, 2.0, 3.0])
-    traj = simulate(Model(beta=1.0, normalization=normalization), X0, times=times, dt=0.01)
+    traj = simulate(
+        Model(beta=1.0, normalization=normalization), X0, times=times, dt=0.01
+    )
     gamma = al.equiangular_gamma(times, beta=1.0, n=32, normalization=normalization)
     iu = np.triu_indices(32, 1)
     for k in range(4):
@@ -134,7 +183,9 @@ def test_equiangular_reference_numbers():
     g = al.equiangular_gamma([1.0, 2.0, 3.0], beta=1.0, n=32)
     np.testing.assert_allclose(g, [0.151849, 0.589773, 0.914207], atol=1e-6)
     for beta, t in ((0.0, 5.186), (2.0, 5.458), (4.0, 6.954), (5.0, 9.544)):
-        assert al.equiangular_time_to(1 - 1e-3, beta=beta, n=32) == pytest.approx(t, abs=1e-3)
+        assert al.equiangular_time_to(1 - 1e-3, beta=beta, n=32) == pytest.approx(
+            t, abs=1e-3
+        )
     # rates near gamma = 1: 2 (SA) and 2 e^beta (USA)
     eps = 1e-7
     for beta in (0.5, 3.0):

@@ -11,8 +11,13 @@ def _cluster(center, k, spread, rng):
 
 def test_cluster_count_on_constructed_configurations(rng):
     e = np.eye(3)
-    X = np.vstack([_cluster(e[0], 5, 1e-4, rng), _cluster(e[1], 3, 1e-4, rng),
-                   _cluster(-e[0], 4, 1e-4, rng)])
+    X = np.vstack(
+        [
+            _cluster(e[0], 5, 1e-4, rng),
+            _cluster(e[1], 3, 1e-4, rng),
+            _cluster(-e[0], 4, 1e-4, rng),
+        ]
+    )
     assert al.cluster_count(X, 1e-3) == 3
     lab = al.cluster_labels(X, 1e-3)
     np.testing.assert_array_equal(lab, [0] * 5 + [1] * 3 + [2] * 4)
@@ -37,7 +42,9 @@ def test_pair_fraction():
     e = np.eye(2)
     X = np.array([e[0], e[0], e[0], e[1]])
     assert al.pair_fraction(X, 1e-3) == pytest.approx(3 / 6)
-    np.testing.assert_allclose(al.pair_fraction(np.stack([X, X[[0, 1, 2, 0]]]), 1e-3), [0.5, 1.0])
+    np.testing.assert_allclose(
+        al.pair_fraction(np.stack([X, X[[0, 1, 2, 0]]]), 1e-3), [0.5, 1.0]
+    )
     G = al.gram(X)
     np.testing.assert_allclose(G, G.T)
     np.testing.assert_allclose(np.diag(G), 1.0)

@@ -20,7 +20,9 @@ def test_sampling_arguments():
         sample_sphere(4, 3, rng=None)
     with pytest.raises(ValueError, match="batch"):
         sample_sphere(4, 3, rng=0, batch=0)
-    np.testing.assert_array_equal(sample_sphere(4, 3, rng=5), sample_sphere(4, 3, rng=5))
+    np.testing.assert_array_equal(
+        sample_sphere(4, 3, rng=5), sample_sphere(4, 3, rng=5)
+    )
 
 
 def test_model_arguments():

@@ -22,8 +22,13 @@ azim = np.degrees(np.arctan2(c[1], c[0]))
 fig = plt.figure(figsize=(12, 3.4))
 for k, (t, X) in enumerate(zip(times, traj.states)):
     ax = fig.add_subplot(1, 4, k + 1, projection="3d")
-    ax.plot_wireframe(np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v),
-                      color="0.85", linewidth=0.4)
+    ax.plot_wireframe(
+        np.cos(u) * np.sin(v),
+        np.sin(u) * np.sin(v),
+        np.cos(v),
+        color="0.85",
+        linewidth=0.4,
+    )
     ax.scatter(*X.T, s=28, c="C3", depthshade=False)
     ax.set_title(f"t = {t:g}: {cluster_count(X)} cluster(s)")
     ax.view_init(elev=elev, azim=azim)
