@@ -1,0 +1,159 @@
+"""Widgets of the clustering chapter: phase-diagram explorer, inner-product histograms.
+
+Both factories work on precomputed data (a phase diagram of 1e4 systems takes far
+longer than a slider move) and redraw when any slider's ``value`` changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+from IPython.display import clear_output, display
+
+from ..clustering import PhaseDiagram, phase_transition_curve
+from ..viz.clustering import plot_phase_diagram
+
+__all__ = ["phase_diagram_explorer", "histogram_explorer"]
+
+
+def _show(out: widgets.Output, fig) -> None:
+    with out:
+        clear_output(wait=True)
+        display(fig)
+
+
+def phase_diagram_explorer(
+    diagrams: Mapping[int, PhaseDiagram],
+    *,
+    d: int | None = None,
+    beta: float = 4.0,
+    t: float = 10.0,
+) -> widgets.VBox:
+    r"""Explore precomputed phase diagrams: choose ``d``, ``beta`` and ``t``.
+
+    Left: the phase diagram of the chosen ``d`` with :math:`\Gamma` and a cross at
+    ``(t, beta)``. Right: the probability against time at the chosen ``beta``
+    (nearest grid row), with the time :math:`t_\beta` of :math:`\Gamma`.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        With attributes ``sliders`` (dict with keys ``"d"``, ``"beta"``, ``"t"``),
+        ``fig`` (the matplotlib figure) and ``output``.
+    """
+    if not diagrams:
+        raise ValueError("diagrams must be a non-empty mapping d -> PhaseDiagram")
+    ds = sorted(diagrams)
+    d = ds[-1] if d is None else d
+    if d not in diagrams:
+        raise ValueError(f"d must be one of {ds}, got {d!r}")
+    ref = diagrams[d]
+    s_d = widgets.SelectionSlider(options=ds, value=d, description="d")
+    s_beta = widgets.FloatSlider(
+        value=beta, min=float(ref.betas.min()), max=float(ref.betas.max()),
+        step=0.1, description="beta",
+    )
+    s_t = widgets.FloatSlider(
+        value=t, min=float(ref.times.min()), max=float(ref.times.max()), step=0.5,
+        description="t",
+    )
+    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(9, 3.6))
+    plt.close(fig)
+    out = widgets.Output()
+
+    def redraw(_=None):
+        pd = diagrams[s_d.value]
+        b, tt = s_beta.value, s_t.value
+        ax0.clear()
+        ax1.clear()
+        plot_phase_diagram(pd, ax=ax0, colorbar=False, marker=(tt, b))
+        i = int(np.argmin(np.abs(pd.betas - b)))
+        k = int(np.argmin(np.abs(pd.times - tt)))
+        ax1.plot(pd.times, pd.probability[i], color="C0")
+        ax1.axvline(tt, color="grey", lw=0.8)
+        tg = phase_transition_curve([pd.betas[i]], n=pd.n, delta=pd.delta)[0]
+        if tg <= pd.times.max():
+            ax1.axvline(tg, color="red", ls="--", lw=1, label=r"$\Gamma$")
+            ax1.legend(loc="lower right")
+        ax1.set_ylim(-0.02, 1.02)
+        ax1.set_xlabel("$t$")
+        ax1.set_ylabel("fraction of close pairs")
+        ax1.set_title(
+            f"d = {pd.d}, beta = {pd.betas[i]:.2f}, t = {pd.times[k]:.1f}: "
+            f"P = {pd.probability[i, k]:.2f}"
+        )
+        fig.tight_layout()
+        _show(out, fig)
+
+    for s in (s_d, s_beta, s_t):
+        s.observe(redraw, names="value")
+    box = widgets.VBox([widgets.HBox([s_d, s_beta, s_t]), out])
+    box.sliders = {"d": s_d, "beta": s_beta, "t": s_t}
+    box.fig = fig
+    box.output = out
+    redraw()
+    return box
+
+
+def histogram_explorer(
+    edges: np.ndarray,
+    runs: Mapping[float, tuple[np.ndarray, np.ndarray]],
+    *,
+    beta: float | None = None,
+    t_index: int = 0,
+) -> widgets.VBox:
+    r"""Histogram of the pairwise inner products over time, for several ``beta``.
+
+    Parameters
+    ----------
+    edges : ndarray, shape (bins + 1,)
+    runs : mapping beta -> (times (T,), counts (T, bins))
+        Pooled counts of :class:`attnlib.clustering.InnerProductHistogram`.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        With attributes ``sliders`` (keys ``"beta"``, ``"t"``: the index of the
+        output time), ``fig`` and ``output``.
+    """
+    if not runs:
+        raise ValueError("runs must be a non-empty mapping beta -> (times, counts)")
+    betas = sorted(runs)
+    beta = betas[0] if beta is None else beta
+    if beta not in runs:
+        raise ValueError(f"beta must be one of {betas}, got {beta!r}")
+    T = len(runs[beta][0])
+    s_beta = widgets.SelectionSlider(options=betas, value=beta, description="beta")
+    s_t = widgets.IntSlider(value=t_index, min=0, max=T - 1, description="time index")
+    centers = 0.5 * (edges[1:] + edges[:-1])
+    width = edges[1] - edges[0]
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    plt.close(fig)
+    out = widgets.Output()
+
+    def redraw(_=None):
+        times, counts = runs[s_beta.value]
+        k = min(s_t.value, len(times) - 1)
+        dens = counts[k] / (counts[k].sum() * width)
+        ax.clear()
+        ax.bar(centers, np.maximum(dens, 1e-9), width=width, color="C0")
+        ax.set_yscale("log")
+        ax.set_xlim(-1, 1)
+        ax.set_ylim(1e-3, max(1.0, dens.max() * 1.5))
+        ax.set_xlabel(r"$\langle x_i(t), x_j(t)\rangle$")
+        ax.set_ylabel("density")
+        ax.set_title(f"beta = {s_beta.value:g}, t = {times[k]:.1f}")
+        fig.tight_layout()
+        _show(out, fig)
+
+    for s in (s_beta, s_t):
+        s.observe(redraw, names="value")
+    box = widgets.VBox([widgets.HBox([s_beta, s_t]), out])
+    box.sliders = {"beta": s_beta, "t": s_t}
+    box.fig = fig
+    box.output = out
+    redraw()
+    return box
