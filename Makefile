@@ -3,6 +3,8 @@
 #   make test   set up .venv (first time), run the whole test suite
 #   make lab    JupyterLab with jupytext: the .md chapters open as notebooks
 #   make clean  remove the build output and the execution cache
+# The HTML serves its own MathJax and widget scripts (fetched once with npm), so the
+# built book renders with no network.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -21,7 +23,12 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3"
 	touch $(STAMP)
 
-book: $(STAMP)
+VENDOR := book/_vendor/.complete
+
+$(VENDOR): book/vendor_assets.py
+	$(BIN)/python book/vendor_assets.py
+
+book: $(STAMP) $(VENDOR)
 	$(RUN) $(BIN)/jupyter-book build . -W -n --keep-going
 	@echo
 	@echo "The book is built. Open file://$(CURDIR)/_build/html/index.html"
@@ -36,4 +43,4 @@ clean:
 	rm -rf _build
 
 distclean: clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) book/_vendor
