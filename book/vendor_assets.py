@@ -20,12 +20,18 @@ import tempfile
 from pathlib import Path
 
 PACKAGES = {
-    "mathjax@3.2.2": "sha512-Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/O9NliPc+x77k1/"
-    "FEsPsjKPZGJvtRZM1vO+geW0OhGw==",
-    "@jupyter-widgets/html-manager@1.0.6": "sha512-+Mn+Ra8wyIHrYaUpfmf9A3dsLkt/NuwzPQN8sthd"
-    "xBD35VV5cOJbpmgMhNR27n/rmP3mKyEe0PWCJrtZrXTXDQ==",
-    "requirejs@2.3.8": "sha512-7/cTSLOdYkNBNJcDMWf+luFvMriVm7eYxp4BcFCsAX0wF421Vyce5SXP17c+"
-    "Jd5otXKGNehIonFlyQXSowL6Mw==",
+    "mathjax@3.2.2": (
+        "sha512-Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/"
+        "O9NliPc+x77k1/FEsPsjKPZGJvtRZM1vO+geW0OhGw=="
+    ),
+    "@jupyter-widgets/html-manager@1.0.6": (
+        "sha512-+Mn+Ra8wyIHrYaUpfmf9A3dsLkt/NuwzPQN8sthdxBD35VV5cOJbpmg"
+        "MhNR27n/rmP3mKyEe0PWCJrtZrXTXDQ=="
+    ),
+    "requirejs@2.3.8": (
+        "sha512-7/cTSLOdYkNBNJcDMWf+luFvMriVm7eYxp4BcFCsAX0wF421Vyce5SXP17c+"
+        "Jd5otXKGNehIonFlyQXSowL6Mw=="
+    ),
 }
 # What each package contributes: (path inside the tarball, destination in book/_vendor).
 LAYOUT = {
