@@ -108,3 +108,197 @@ def energy_gradient(X: np.ndarray, beta: float | np.ndarray) -> np.ndarray:
     if np.any(~np.isfinite(scale)):
         raise ValueError("energy gradient overflows float64 for this beta (beta > ~700)")
     return (scale * project(X, W @ X)).astype(X.dtype, copy=False)
+
+
+# ---------------------------------------------------------------------------
+# The [BKKRW] energy with an interaction matrix D, for particles and for measures
+# ---------------------------------------------------------------------------
+
+__all__ += ["as_interaction", "energy_D", "energy_D_field", "energy_D_gradient"]
+
+_MAX_EXP = 700.0
+
+
+def as_interaction(D, d: int, batch: int | None = None, name: str = "D") -> np.ndarray:
+    """Validate a symmetric interaction matrix ``D`` of shape (d, d) or (B, d, d).
+
+    Returns a float64 array of shape (d, d), or (B, d, d) when ``D`` is given per
+    ensemble member. Raises ``ValueError`` on a wrong shape, a non-finite entry or an
+    asymmetric matrix (the energy only sees the symmetric part of ``D``, and the flows
+    of this module are gradient flows only for a symmetric ``D``).
+    """
+    if D is None or isinstance(D, (str, bytes)):
+        raise TypeError(f"{name} must be a real matrix of shape ({d}, {d}), got {D!r}")
+    arr = np.asarray(D)
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
+    ):
+        raise TypeError(f"{name} must be a real numeric matrix, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if arr.ndim == 2:
+        if arr.shape != (d, d):
+            raise ValueError(
+                f"{name} must have shape ({d}, {d}), got shape {arr.shape}"
+            )
+    elif arr.ndim == 3:
+        if batch is None or arr.shape != (batch, d, d):
+            want = f"({d}, {d})"
+            if batch is not None:
+                want += f" or ({batch}, {d}, {d})"
+            raise ValueError(f"{name} must have shape {want}, got shape {arr.shape}")
+    else:
+        raise ValueError(f"{name} must have shape ({d}, {d}), got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
+    asym = float(np.max(np.abs(arr - np.swapaxes(arr, -1, -2))))
+    if asym > 1e-12 * max(1.0, float(np.max(np.abs(arr)))):
+        raise ValueError(f"{name} must be symmetric, got max |D - D^T| = {asym:.3g}")
+    return arr
+
+
+def _weights(weights, n: int, batch: int | None, dtype) -> np.ndarray:
+    """Probability weights of shape (n,) or (B, n); ``None`` gives ``1/n``."""
+    if weights is None:
+        shape = (n,) if batch is None else (batch, n)
+        return np.full(shape, 1.0 / n, dtype=dtype)
+    w = np.asarray(weights, dtype=np.float64)
+    ok = w.shape == (n,) or (batch is not None and w.shape == (batch, n))
+    if not ok:
+        want = f"({n},)" if batch is None else f"({n},) or ({batch}, {n})"
+        raise ValueError(f"weights must have shape {want}, got shape {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("weights must be finite and >= 0")
+    s = w.sum(axis=-1)
+    if np.any(np.abs(s - 1.0) > 1e-8):
+        raise ValueError(f"weights must sum to 1 (a probability measure), got sums {s}")
+    if batch is not None and w.ndim == 1:
+        w = np.broadcast_to(w, (batch, n))
+    return w.astype(dtype, copy=False)
+
+
+def _prepare_D(X, D, weights):
+    X = as_states(X, "X")
+    check_unit_norm(X, "X")
+    batch = X.shape[0] if X.ndim == 3 else None
+    D = as_interaction(D, X.shape[-1], batch)
+    w = _weights(weights, X.shape[-2], batch, X.dtype)
+    return X, D, w
+
+
+def _spectral_shift(D: np.ndarray) -> np.ndarray:
+    """Spectral norm of ``D`` (per member): a bound of <x, D y> on the sphere."""
+    return np.max(np.abs(np.linalg.eigvalsh(D)), axis=-1)
+
+
+def _kernel_D(X, D):
+    """Shifted kernel ``exp(<x_i, D x_j> - s)``, shift ``s = ||D||_2``, and ``s``."""
+    s = _spectral_shift(D)
+    DX = X @ np.swapaxes(D, -1, -2).astype(X.dtype) if D.ndim == 2 else np.einsum(
+        "bkl,bjl->bjk", D.astype(X.dtype), X
+    )
+    G = X @ np.swapaxes(DX, -1, -2)
+    ss = np.asarray(s, dtype=X.dtype)
+    W = np.exp(G - (ss[..., None, None] if ss.ndim else ss))
+    return W, DX, s
+
+
+def energy_D(
+    X: np.ndarray, D: np.ndarray, *, weights: np.ndarray | None = None
+) -> np.ndarray | float:
+    r"""Interaction energy of [BKKRW] of :math:`\mu = \sum_i w_i\delta_{x_i}`.
+
+    Normalisation (the [BKKRW] code's, i.e. **without** the factor 1/2 of the paper):
+
+    .. math::
+
+        E_D[\mu] = \iint e^{\langle x, D y\rangle}\,d\mu(x)\,d\mu(y)
+                 = \sum_{i,j} w_i w_j\, e^{\langle x_i, D x_j\rangle},
+
+    so :math:`E_{\beta I}(X) = 2\beta\,E_\beta(X)` with :func:`energy` (uniform weights
+    ``1/n``). The exponent is shifted by :math:`\|D\|_2` (no overflow inside the sum).
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d) or (B, n, d)
+        Unit vectors (particles, or the nodes of a grid on the sphere).
+    D : ndarray, shape (d, d) or (B, d, d)
+        Symmetric interaction matrix (:math:`Q^\top K = V = D`, beta absorbed).
+    weights : ndarray, shape (n,) or (B, n), optional
+        Probability weights of the atoms; ``None`` gives the empirical measure ``1/n``.
+
+    Returns
+    -------
+    float or ndarray of shape (B,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 0.0], [-1.0, 0.0]])   # antipodal pair, <v, D v> = 2
+    >>> bool(np.isclose(energy_D(X, np.diag([2.0, 0.5])), np.cosh(2.0)))
+    True
+
+    References
+    ----------
+    [BKKRW] §3 (energy :math:`E_D`); MATH.md §3.
+    """
+    X, D, w = _prepare_D(X, D, weights)
+    W, _, s = _kernel_D(X, D)
+    tot = np.einsum("...i,...ij,...j->...", w, W, w)
+    if np.any(s + np.log(np.maximum(tot, 1e-300)) > 709.0):
+        raise ValueError("energy_D overflows float64 (||D||_2 above ~700)")
+    out = np.exp(s) * tot
+    return float(out) if X.ndim == 2 else np.asarray(out)
+
+
+def energy_D_field(
+    X: np.ndarray, D: np.ndarray, *, weights: np.ndarray | None = None
+) -> np.ndarray:
+    r"""Wasserstein velocity field of :math:`E_D` at the atoms :math:`x_i`.
+
+    .. math::
+
+        V_i = P_{x_i}\sum_j w_j\, e^{\langle x_i, D x_j\rangle} D x_j
+            = \tfrac12 \nabla_{S}\,\frac{\delta E_D}{\delta\mu}(x_i),
+
+    the field of the [BKKRW] ascent flow :math:`\dot x_i = +V_i` (descent:
+    :math:`-V_i`).
+    With ``D = beta * I`` and uniform weights it is the USA velocity field.
+
+    Returns
+    -------
+    ndarray, same shape as ``X``
+    """
+    X, D, w = _prepare_D(X, D, weights)
+    W, DX, s = _kernel_D(X, D)
+    scale = np.exp(np.asarray(s, dtype=np.float64))
+    if np.any(~np.isfinite(scale)):
+        raise ValueError("energy_D_field overflows float64 (||D||_2 above ~700)")
+    F = (W * w[..., None, :]) @ DX
+    sc = scale.reshape(-1, 1, 1) if X.ndim == 3 else scale
+    return (sc * project(X, F)).astype(X.dtype, copy=False)
+
+
+def energy_D_gradient(
+    X: np.ndarray, D: np.ndarray, *, weights: np.ndarray | None = None
+) -> np.ndarray:
+    r"""Spherical gradient of :math:`X \mapsto E_D(X)` (fixed weights), :math:`2w_iV_i`.
+
+    .. math::
+
+        \nabla_{x_i} E_D = 2 w_i P_{x_i}\sum_j w_j e^{\langle x_i,Dx_j\rangle} Dx_j,
+
+    with :math:`V_i` of :func:`energy_D_field` (``D`` symmetric).
+
+    Returns
+    -------
+    ndarray, same shape as ``X``
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 1.0]])   # a Dirac at the top eigenvector is stationary
+    >>> np.allclose(energy_D_gradient(X, np.diag([1.0, 2.0])), 0.0)
+    True
+    """
+    X, D, w = _prepare_D(X, D, weights)
+    return 2.0 * w[..., None] * energy_D_field(X, D, weights=w)

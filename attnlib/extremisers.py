@@ -1,0 +1,697 @@
+r"""Extremisers of the interaction energy: gradient flows, mirror descent, repulsion.
+
+The energy is the [BKKRW] energy of :mod:`attnlib.energy` with the factor 1/2
+omitted (their code's convention),
+
+.. math::
+
+    E_D[\mu] = \iint e^{\langle x, D y\rangle}\,d\mu(x)\,d\mu(y),
+    \qquad E_D(X) = \frac{1}{n^2}\sum_{i,j} e^{\langle x_i, D x_j\rangle},
+
+with ``D`` symmetric. For ``D = beta * I`` it is ``2 * beta`` times the [GLPR]
+energy :func:`attnlib.energy`.
+
+Contents
+
+* :func:`energy_flow`: gradient ascent/descent flows of :math:`E_D` for particles,
+  in the Wasserstein metric (:math:`\dot x_i = \pm V_i`, the USA-type field) or in the
+  reweighted self-attention metric (:math:`\dot x_i = \pm V_i / Z_i`, SA-type),
+  vectorised over an ensemble ``(B, n, d)`` with one ``D`` per member, with a stable
+  step-size control or the plain explicit Euler scheme of the reference code;
+* :func:`density_mirror_descent`: exponentiated-gradient optimisation of the weights
+  of a measure supported on a fixed grid (e.g. of the circle);
+* :func:`minimise_configuration`, :func:`platonic_points`, :func:`platonic_energy`:
+  repulsive configurations (``V = -I``), i.e. minimisers of :math:`E_\beta` over
+  ``n`` points, and the closed-form energies of the universally optimal
+  configurations on :math:`S^2` ([Cohn–Kumar 2007]);
+* :func:`gegenbauer_coefficients`, :func:`uniform_energy`: the expansion
+  :math:`e^{\beta t} = \sum_k a_k C_k^{(d-2)/2}(t)` with :math:`a_k > 0`, the key of
+  [GLPR] Prop. 3.4 (the uniform measure minimises :math:`E_\beta`).
+
+References: [BKKRW] Burger, Kabri, Korolev, Roith, Weigand, arXiv:2501.03096 (§3–§5,
+Figs 1–7); [GLPR] Geshkovski, Letrouit, Polyanskiy, Rigollet, arXiv:2312.10794 (§3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import optimize, special
+
+from ._validation import as_states, check_choice, check_int, check_real, check_rng
+from .energy import _spectral_shift, _weights, as_interaction
+from .sphere import sample_sphere
+
+__all__ = [
+    "EnergyFlow",
+    "energy_flow",
+    "DensityResult",
+    "circle_grid",
+    "density_mirror_descent",
+    "Configuration",
+    "minimise_configuration",
+    "platonic_points",
+    "platonic_energy",
+    "gegenbauer_coefficients",
+    "uniform_energy",
+    "four_particle_ratio",
+]
+
+DIRECTIONS = ("ascent", "descent")
+METRICS = ("wasserstein", "sa")
+STEP_CONTROLS = ("stable", "fixed")
+
+
+# ---------------------------------------------------------------------------
+# Gradient flows of E_D for particles
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EnergyFlow:
+    """Result of :func:`energy_flow`.
+
+    Attributes
+    ----------
+    final : ndarray, shape (n, d) or (B, n, d)
+        Configuration after the last step.
+    steps : ndarray of int, shape (T,)
+        Step indices at which the energy was recorded (0 = initial state).
+    energies : ndarray, shape (T,) or (T, B)
+        :math:`E_D` (1/2 omitted) at the recorded steps.
+    times : ndarray, shape (T,) or (T, B)
+        Flow time reached at the recorded steps (sum of the step sizes used).
+    tau : ndarray, shape () or (B,)
+        Step size used in the last step.
+    n_rejected : int
+        Number of (member, step) trials rejected by the energy test.
+    direction, metric, step_control : str
+        The options of the run.
+    """
+
+    final: np.ndarray = field(repr=False)
+    steps: np.ndarray = field(repr=False)
+    energies: np.ndarray = field(repr=False)
+    times: np.ndarray = field(repr=False)
+    tau: np.ndarray = field(repr=False)
+    n_rejected: int = 0
+    direction: str = "ascent"
+    metric: str = "wasserstein"
+    step_control: str = "stable"
+
+
+def _kernel(X: np.ndarray, D: np.ndarray, s: np.ndarray):
+    """``W = exp(<x_i, D x_j> - s)`` and ``DX`` for a batch X (B, n, d), D (B, d, d)."""
+    DX = X @ D  # D symmetric: rows are D x_j
+    W = X @ np.swapaxes(DX, -1, -2)
+    W -= s[:, None, None]
+    np.exp(W, out=W)
+    return W, DX
+
+
+def energy_flow(
+    X0: np.ndarray,
+    D: np.ndarray,
+    *,
+    direction: str = "ascent",
+    metric: str = "wasserstein",
+    tau: float = 0.1,
+    steps: int = 1000,
+    step_control: str = "stable",
+    c: float = 0.5,
+    projected: bool = True,
+    record_every: int = 1,
+    max_halvings: int = 40,
+    progress: bool = False,
+) -> EnergyFlow:
+    r"""Gradient ascent or descent of :math:`E_D` for ``n`` particles on the sphere.
+
+    One step is an explicit Euler step followed by the retraction
+    :math:`R(y) = y/|y|`:
+
+    .. math::
+
+        x_i \leftarrow R\big(x_i \pm \tau\, V_i / Z_i^{m}\big),\quad
+        V_i = P_{x_i}\frac1n\sum_j e^{\langle x_i, D x_j\rangle} D x_j,\quad
+        Z_i = \frac1n\sum_j e^{\langle x_i, D x_j\rangle},
+
+    with :math:`m = 0` for the Wasserstein metric (``metric="wasserstein"``, the
+    [BKKRW] scheme, USA-type) and :math:`m = 1` for the reweighted self-attention
+    metric (``metric="sa"``, [GLPR] §3.4: this is the SA dynamics with
+    :math:`Q^\top K = V = D`).
+
+    Step-size control (``step_control``):
+
+    * ``"stable"``: per ensemble member the step is
+      :math:`\tau_k = \min(\tau, c / (w_{\max}\,\|D\|_2))`, with :math:`w_{\max}` the
+      largest attention weight (:math:`\max_{ij} e^{\langle x_i, Dx_j\rangle}` for
+      Wasserstein, 1 for SA), and a step is accepted only if the energy moves in the
+      requested direction (else it is halved, backtracking). The energy is then
+      monotone and the explicit-Euler overshoot cannot bite.
+    * ``"fixed"``: plain explicit Euler with step ``tau`` and no test, as in the
+      reference code ([BKKRW] Fig. 4 shows what a too-large ``tau`` does).
+
+    Parameters
+    ----------
+    X0 : ndarray, shape (n, d) or (B, n, d)
+        Initial unit vectors (an ensemble of ``B`` independent runs).
+    D : ndarray, shape (d, d) or (B, d, d)
+        Symmetric interaction matrix, one per member if 3-D.
+    direction : {"ascent", "descent"}
+        Maximise (ascent, the attention dynamics) or minimise (descent) :math:`E_D`.
+    metric : {"wasserstein", "sa"}
+    tau : float > 0
+        (Largest) step size.
+    steps : int >= 0
+        Number of steps.
+    step_control : {"stable", "fixed"}
+    c : float > 0
+        Safety constant of the stable step bound.
+    projected : bool
+        Project the field on the tangent space before the step (``True``). With
+        ``False`` the ambient field
+        :math:`\frac1n\sum_j e^{\langle x_i,Dx_j\rangle}Dx_j` is used, exactly as in
+        the [BKKRW] reference code; after the retraction this changes the
+        effective step by the factor
+        :math:`1/(1 \pm \tau\langle x_i, \cdot\rangle)`.
+    record_every : int >= 1
+        Record the energy every this many steps (and at the end).
+    max_halvings : int
+        Cap on the number of halvings per step (``"stable"``).
+    progress : bool
+        Show a ``tqdm.auto`` progress bar.
+
+    Returns
+    -------
+    EnergyFlow
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnlib import sample_sphere
+    >>> res = energy_flow(sample_sphere(20, 2, rng=0), np.diag([1.0, 0.5]), steps=200)
+    >>> bool(np.all(np.diff(res.energies) >= -1e-12))   # ascent: monotone
+    True
+
+    References
+    ----------
+    [BKKRW] §5 (numerical scheme, Figs 2–4); [GLPR] §3.4 (SA as a gradient flow).
+    """
+    X = as_states(X0, "X0")
+    from ._validation import check_unit_norm
+
+    check_unit_norm(X, "X0")
+    single = X.ndim == 2
+    if single:
+        X = X[None]
+    B, n, d = X.shape
+    D = as_interaction(D, d, None if single else B)
+    if D.ndim == 2:
+        D = np.broadcast_to(D, (B, d, d))
+    D = np.ascontiguousarray(D, dtype=X.dtype)
+    check_choice(direction, "direction", DIRECTIONS)
+    check_choice(metric, "metric", METRICS)
+    check_choice(step_control, "step_control", STEP_CONTROLS)
+    tau = check_real(tau, "tau", low=0.0, strict_low=True)
+    steps = check_int(steps, "steps", low=0)
+    c = check_real(c, "c", low=0.0, strict_low=True)
+    record_every = check_int(record_every, "record_every", low=1)
+    max_halvings = check_int(max_halvings, "max_halvings", low=0)
+    if not isinstance(projected, (bool, np.bool_)):
+        raise TypeError(f"projected must be a bool, got {projected!r}")
+    sign = 1.0 if direction == "ascent" else -1.0
+
+    s = _spectral_shift(D).astype(X.dtype)  # ||D||_2 per member
+    norm = np.maximum(s, np.finfo(X.dtype).tiny)
+    escale = np.exp(np.minimum(s, 700.0))
+    if np.any(s > 700.0):
+        raise ValueError("D has ||D||_2 > 700: the energy overflows float64")
+
+    X = X.copy()
+    W, DX = _kernel(X, D, s)
+    E = escale * W.mean(axis=(-1, -2))
+
+    rec_steps, rec_E, rec_t = [0], [E.copy()], [np.zeros(B)]
+    t_acc = np.zeros(B)
+    n_rej = 0
+    tau_used = np.full(B, tau)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=steps, desc="energy flow", leave=False)
+
+    def field(X, W, DX):
+        F = W @ DX  # shifted: true field is escale/n * F (Wasserstein)
+        if metric == "sa":
+            F = F / W.sum(axis=-1, keepdims=True)
+        else:
+            F = F * (escale / n)[:, None, None]
+        if projected:
+            F = F - np.sum(X * F, axis=-1, keepdims=True) * X
+        return F
+
+    def advance(X, F, t):
+        Y = X + (sign * t)[:, None, None] * F
+        nrm = np.linalg.norm(Y, axis=-1, keepdims=True)
+        if np.any(nrm == 0) or not np.all(np.isfinite(nrm)):
+            raise FloatingPointError(
+                "a particle hit the origin or overflowed in the Euler step; reduce tau "
+                f"(currently {tau:g}) or use step_control='stable'"
+            )
+        return Y / nrm
+
+    for k in range(1, steps + 1):
+        F = field(X, W, DX)
+        record = k % record_every == 0 or k == steps
+        if step_control == "fixed":
+            t = np.full(B, tau)
+            X = advance(X, F, t)
+            W, DX = _kernel(X, D, s)
+            if record:
+                E = escale * W.mean(axis=(-1, -2))
+        else:
+            wmax = escale * W.max(axis=(-1, -2)) if metric == "wasserstein" else 1.0
+            t = np.minimum(tau, c / (wmax * norm))
+            Y = advance(X, F, t)
+            Wy, DXy = _kernel(Y, D, s)
+            Ey = escale * Wy.mean(axis=(-1, -2))
+            bad = np.flatnonzero(sign * (Ey - E) < -1e-13 * np.abs(E))
+            for _ in range(max_halvings):
+                if bad.size == 0:
+                    break
+                n_rej += bad.size
+                t[bad] *= 0.5
+                Yb = advance(X[bad], F[bad], t[bad])
+                Wb, DXb = _kernel(Yb, D[bad], s[bad])
+                Eb = escale[bad] * Wb.mean(axis=(-1, -2))
+                Y[bad], Wy[bad], DXy[bad], Ey[bad] = Yb, Wb, DXb, Eb
+                bad = bad[sign * (Eb - E[bad]) < -1e-13 * np.abs(E[bad])]
+            if bad.size:  # still no decrease: keep those members (step of size 0)
+                n_rej += bad.size
+                t[bad] = 0.0
+                Y[bad], Wy[bad], DXy[bad], Ey[bad] = X[bad], W[bad], DX[bad], E[bad]
+            X, W, DX, E = Y, Wy, DXy, Ey
+        tau_used = t
+        t_acc = t_acc + t
+        if record:
+            rec_steps.append(k)
+            rec_E.append(E.copy())
+            rec_t.append(t_acc.copy())
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    energies = np.stack(rec_E)
+    times = np.stack(rec_t)
+    if single:
+        X, energies, times, tau_used = X[0], energies[:, 0], times[:, 0], tau_used[0]
+    return EnergyFlow(
+        final=X,
+        steps=np.asarray(rec_steps),
+        energies=energies,
+        times=times,
+        tau=np.asarray(tau_used),
+        n_rejected=int(n_rej),
+        direction=direction,
+        metric=metric,
+        step_control=step_control,
+    )
+
+
+def four_particle_ratio(X: np.ndarray, lam: float) -> np.ndarray:
+    r"""The [BKKRW] four-particle ratio :math:`\tanh(x_1^2)/\tanh(\lambda x_2^2)`.
+
+    For ``D = diag(1, lam)`` on :math:`S^1`, the stationary rectangle
+    :math:`(\pm a, \pm b)` satisfies :math:`\tanh(a^2)/\tanh(\lambda b^2) = \lambda`.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, 2) or (B, n, 2)
+    lam : float > 0
+
+    Returns
+    -------
+    ndarray, shape (n,) or (B, n)
+    """
+    X = as_states(X, "X")
+    if X.shape[-1] != 2:
+        raise ValueError(f"X must have shape (n, 2) or (B, n, 2), got shape {X.shape}")
+    lam = check_real(lam, "lam", low=0.0, strict_low=True)
+    with np.errstate(divide="ignore"):
+        return np.tanh(X[..., 0] ** 2) / np.tanh(lam * X[..., 1] ** 2)
+
+
+# ---------------------------------------------------------------------------
+# Measures on a grid: mirror descent on the weights
+# ---------------------------------------------------------------------------
+
+
+def circle_grid(m: int) -> tuple[np.ndarray, np.ndarray]:
+    """``m`` equispaced points on :math:`S^1`: angles (m,) and points (m, 2)."""
+    m = check_int(m, "m", low=1)
+    theta = 2.0 * np.pi * np.arange(m) / m
+    return theta, np.stack([np.cos(theta), np.sin(theta)], axis=-1)
+
+
+@dataclass(frozen=True)
+class DensityResult:
+    """Result of :func:`density_mirror_descent`.
+
+    Attributes
+    ----------
+    points : ndarray, shape (m, d)
+        Grid nodes.
+    weights : ndarray, shape (m,)
+        Final probability weights.
+    energies : ndarray, shape (steps + 1,)
+        :math:`E_D` (1/2 omitted) after each step.
+    direction : str
+    """
+
+    points: np.ndarray = field(repr=False)
+    weights: np.ndarray = field(repr=False)
+    energies: np.ndarray = field(repr=False)
+    direction: str = "descent"
+
+
+def density_mirror_descent(
+    D: np.ndarray,
+    *,
+    points: np.ndarray | None = None,
+    m: int = 256,
+    steps: int = 500,
+    eta: float = 1.0,
+    direction: str = "descent",
+    w0: np.ndarray | None = None,
+) -> DensityResult:
+    r"""Optimise :math:`E_D[\mu]` over :math:`\mu = \sum_k w_k\delta_{y_k}` on a grid.
+
+    Mirror descent with the entropy (exponentiated gradient) on the simplex:
+
+    .. math::
+
+        E(w) = w^\top K w,\quad K_{kl} = e^{\langle y_k, D y_l\rangle},\qquad
+        w_k \leftarrow \frac{w_k\, e^{\mp 2\eta (K w)_k}}
+                            {\sum_l w_l\, e^{\mp 2\eta (K w)_l}},
+
+    with ``-`` for descent. The weights stay positive and sum to one; the exponent is
+    shifted by its extreme value, so nothing overflows.
+
+    Parameters
+    ----------
+    D : ndarray, shape (d, d)
+        Symmetric interaction matrix.
+    points : ndarray, shape (m, d), optional
+        Grid on the sphere; default: ``m`` equispaced points of :math:`S^1`.
+    m : int
+        Grid size when ``points`` is not given.
+    steps : int
+    eta : float > 0
+        Step size of the mirror step.
+    direction : {"descent", "ascent"}
+    w0 : ndarray, shape (m,), optional
+        Initial weights (default uniform).
+
+    Returns
+    -------
+    DensityResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = density_mirror_descent(np.eye(2), m=64, steps=50)
+    >>> bool(np.isclose(res.energies[-1], 1.2660658777520082, rtol=1e-10))  # I_0(1)
+    True
+
+    References
+    ----------
+    [BKKRW] §5 (density experiments); Beck & Teboulle, mirror descent.
+    """
+    if points is None:
+        _, points = circle_grid(m)
+    points = as_states(points, "points", ndims=(2,))
+    from ._validation import check_unit_norm
+
+    check_unit_norm(points, "points")
+    mm, d = points.shape
+    D = as_interaction(D, d)
+    steps = check_int(steps, "steps", low=0)
+    eta = check_real(eta, "eta", low=0.0, strict_low=True)
+    check_choice(direction, "direction", DIRECTIONS)
+    w = _weights(w0, mm, None, np.float64).copy()
+    sgn = -1.0 if direction == "descent" else 1.0
+    s = float(_spectral_shift(D))
+    Ks = np.exp(points @ D @ points.T - s)  # shifted kernel
+    es = np.exp(s)
+    energies = np.empty(steps + 1)
+    energies[0] = es * w @ Ks @ w
+    for k in range(steps):
+        g = 2.0 * es * (Ks @ w)
+        z = sgn * eta * g
+        z -= z.max()
+        w = w * np.exp(z)
+        w /= w.sum()
+        energies[k + 1] = es * w @ Ks @ w
+    return DensityResult(
+        points=points, weights=w, energies=energies, direction=direction
+    )
+
+
+# ---------------------------------------------------------------------------
+# Repulsion: optimal point configurations
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """Result of :func:`minimise_configuration`.
+
+    Attributes
+    ----------
+    points : ndarray, shape (n, d)
+        Best configuration found.
+    energy : float
+        Its energy :math:`E_\\beta` ([GLPR] normalisation, :func:`attnlib.energy`).
+    energies : ndarray, shape (restarts,)
+        Final energy of every restart.
+    """
+
+    points: np.ndarray = field(repr=False)
+    energy: float
+    energies: np.ndarray = field(repr=False)
+
+
+def _ebeta_and_grad(y: np.ndarray, n: int, d: int, beta: float):
+    Y = y.reshape(n, d)
+    r = np.linalg.norm(Y, axis=1, keepdims=True)
+    X = Y / r
+    W = np.exp(beta * (X @ X.T - 1.0))
+    f = W.sum() / (n * n)  # = 2 beta e^{-beta} E_beta
+    gx = 2.0 * beta * (W @ X) / (n * n)
+    gy = (gx - np.sum(gx * X, axis=1, keepdims=True) * X) / r
+    return f, gy.ravel()
+
+
+def minimise_configuration(
+    n: int,
+    d: int = 3,
+    *,
+    beta: float = 1.0,
+    rng: np.random.Generator | int,
+    restarts: int = 8,
+    gtol: float = 1e-12,
+) -> Configuration:
+    r"""Minimise :math:`E_\beta` over configurations of ``n`` points (repulsion).
+
+    .. math::
+
+        E_\beta(X) = \frac{1}{2\beta n^2}\sum_{ij}e^{\beta\langle x_i,x_j\rangle}.
+
+
+    This is the repulsive dynamics (``V = -I``) run to its end, i.e. an optimal
+    configuration problem for the Gaussian kernel
+    :math:`e^{-\beta|x-y|^2/2}` ([Cohn–Kumar 2007]). L-BFGS on unconstrained
+    :math:`y_i \in \mathbb R^d` with :math:`x_i = y_i/|y_i|` (exact gradient), from
+    ``restarts`` uniform random starts; the best result is returned.
+
+    Parameters
+    ----------
+    n, d : int
+        Number of points and ambient dimension.
+    beta : float > 0
+    rng : Generator or int
+    restarts : int >= 1
+    gtol : float
+        Gradient tolerance of L-BFGS.
+
+    Returns
+    -------
+    Configuration
+
+    Examples
+    --------
+    >>> res = minimise_configuration(4, 3, beta=1.0, rng=0, restarts=2)
+    >>> bool(abs(res.energy - platonic_energy("tetrahedron", 1.0)) < 1e-10)
+    True
+    """
+    n = check_int(n, "n", low=1)
+    d = check_int(d, "d", low=1)
+    beta = check_real(beta, "beta", low=0.0, strict_low=True)
+    restarts = check_int(restarts, "restarts", low=1)
+    rng = check_rng(rng)
+    best, best_f, finals = None, np.inf, []
+    for _ in range(restarts):
+        y0 = sample_sphere(n, d, rng=rng).ravel()
+        res = optimize.minimize(
+            _ebeta_and_grad,
+            y0,
+            args=(n, d, beta),
+            jac=True,
+            method="L-BFGS-B",
+            options={"gtol": gtol, "ftol": 1e-15, "maxiter": 5000},
+        )
+        f = float(res.fun)
+        finals.append(f)
+        if f < best_f:
+            best_f, best = f, res.x.reshape(n, d)
+    X = best / np.linalg.norm(best, axis=1, keepdims=True)
+    to_e = np.exp(beta) / (2.0 * beta)
+    return Configuration(
+        points=X, energy=best_f * to_e, energies=np.asarray(finals) * to_e
+    )
+
+
+_PLATONIC_GRAM = {
+    # name: (n, list of (inner product, multiplicity per point))
+    "tetrahedron": (4, [(1.0, 1), (-1.0 / 3.0, 3)]),
+    "octahedron": (6, [(1.0, 1), (0.0, 4), (-1.0, 1)]),
+    "icosahedron": (12, [(1.0, 1), (5**-0.5, 5), (-(5**-0.5), 5), (-1.0, 1)]),
+}
+
+
+def platonic_points(name: str) -> np.ndarray:
+    """Vertices of the tetrahedron (4), octahedron (6) or icosahedron (12).
+
+    Returns
+    -------
+    ndarray, shape (n, 3), unit rows.
+    """
+    check_choice(name, "name", tuple(_PLATONIC_GRAM))
+    if name == "tetrahedron":
+        P = np.array([[1, 1, 1], [1, -1, -1], [-1, 1, -1], [-1, -1, 1]], dtype=float)
+    elif name == "octahedron":
+        P = np.vstack([np.eye(3), -np.eye(3)])
+    else:
+        g = (1 + 5**0.5) / 2
+        P = []
+        for s1 in (1, -1):
+            for s2 in (1, -1):
+                P += [[0, s1, s2 * g], [s1, s2 * g, 0], [s2 * g, 0, s1]]
+        P = np.array(P, dtype=float)
+    return P / np.linalg.norm(P, axis=1, keepdims=True)
+
+
+def platonic_energy(name: str, beta: float) -> float:
+    r"""Closed-form :math:`E_\beta` of a regular configuration on :math:`S^2`.
+
+    Every point sees the same inner-product distribution
+    :math:`\{(t_k, m_k)\}` (value, multiplicity), so
+
+    .. math::
+
+        E_\beta = \frac{1}{2\beta n}\sum_k m_k e^{\beta t_k};
+
+    tetrahedron :math:`t \in \{1, -1/3^{(3)}\}`, octahedron :math:`\{1, 0^{(4)}, -1\}`,
+    icosahedron :math:`\{1, \pm 5^{-1/2\,(5)}, -1\}`. These configurations are
+    universally optimal (Cohn–Kumar 2007), hence minimise :math:`E_\beta` for every
+    :math:`\beta > 0`.
+    """
+    check_choice(name, "name", tuple(_PLATONIC_GRAM))
+    beta = check_real(beta, "beta", low=0.0, strict_low=True)
+    n, dist = _PLATONIC_GRAM[name]
+    return float(sum(m * np.exp(beta * t) for t, m in dist) / (2.0 * beta * n))
+
+
+# ---------------------------------------------------------------------------
+# Gegenbauer expansion of exp(beta t) ([GLPR] Prop. 3.4)
+# ---------------------------------------------------------------------------
+
+
+def gegenbauer_coefficients(
+    beta: float, d: int, kmax: int, *, method: str = "bessel", nodes: int = 200
+) -> np.ndarray:
+    r"""Gegenbauer coefficients :math:`a_k` of :math:`e^{\beta t}`, :math:`\nu=(d-2)/2`.
+
+    .. math::
+
+        a_k = \Gamma(\nu)\Big(\frac{2}{\beta}\Big)^{\nu}(k+\nu)\, I_{k+\nu}(\beta)
+        \quad (d \ge 3),\qquad
+        a_0 = I_0(\beta),\ a_k = 2I_k(\beta)\ \text{with } C_k = T_k \quad (d = 2).
+
+    All are positive for :math:`\beta > 0`, which makes :math:`(x,y)\mapsto
+    e^{\beta\langle x,y\rangle}` a positive-definite kernel on :math:`S^{d-1}` and the
+    uniform measure the unique minimiser of :math:`E_\beta` ([GLPR] Prop. 3.4).
+
+    Parameters
+    ----------
+    beta : float > 0
+    d : int >= 2
+    kmax : int >= 0
+        Highest degree; returns ``kmax + 1`` coefficients.
+    method : {"bessel", "quadrature"}
+        Closed form (modified Bessel functions) or Gauss–Gegenbauer quadrature of
+        :math:`\int_{-1}^1 e^{\beta t} C_k(t)(1-t^2)^{\nu-1/2}dt / h_k`.
+    nodes : int
+        Quadrature nodes.
+
+    Returns
+    -------
+    ndarray, shape (kmax + 1,)
+    """
+    beta = check_real(beta, "beta", low=0.0, strict_low=True)
+    d = check_int(d, "d", low=2)
+    kmax = check_int(kmax, "kmax", low=0)
+    check_choice(method, "method", ("bessel", "quadrature"))
+    nodes = check_int(nodes, "nodes", low=1)
+    k = np.arange(kmax + 1)
+    nu = (d - 2) / 2.0
+    if method == "bessel":
+        if d == 2:
+            a = 2.0 * special.iv(k, beta)
+            a[0] /= 2.0
+            return a
+        pref = special.gamma(nu) * (2.0 / beta) ** nu
+        return pref * (k + nu) * special.iv(k + nu, beta)
+    if d == 2:
+        t, wq = special.roots_chebyt(nodes)
+        C = special.eval_chebyt(k[:, None], t[None, :])
+        h = np.where(k == 0, np.pi, np.pi / 2)
+    else:
+        t, wq = special.roots_gegenbauer(nodes, nu)
+        C = special.eval_gegenbauer(k[:, None], nu, t[None, :])
+        h = (
+            np.pi
+            * 2.0 ** (1 - 2 * nu)
+            * special.gamma(k + 2 * nu)
+            / (special.factorial(k) * (k + nu) * special.gamma(nu) ** 2)
+        )
+    return (C * (wq * np.exp(beta * t))[None, :]).sum(axis=1) / h
+
+
+def uniform_energy(beta: float, d: int) -> float:
+    r"""Energy :math:`E_{\beta I}[\sigma]` (1/2 omitted) of the uniform measure.
+
+    .. math::
+
+        \iint e^{\beta\langle x,y\rangle}d\sigma\,d\sigma = a_0
+        = \Gamma(\tfrac d2)\,(2/\beta)^{\frac d2-1} I_{\frac d2-1}(\beta),
+
+    e.g. :math:`\sinh(1)` for :math:`d = 3`, :math:`\beta = 1` and :math:`I_0(\beta)`
+    for :math:`d = 2`. Divide by :math:`2\beta` for the [GLPR] normalisation.
+    """
+    beta = check_real(beta, "beta", low=0.0, strict_low=True)
+    d = check_int(d, "d", low=2)
+    nu = d / 2.0 - 1.0
+    return float(special.gamma(d / 2.0) * (2.0 / beta) ** nu * special.iv(nu, beta))
