@@ -320,7 +320,7 @@ def energy_flow(
     )
 
 
-def four_particle_ratio(X: np.ndarray, lam: float) -> np.ndarray:
+def four_particle_ratio(X: np.ndarray, lam: float | np.ndarray) -> np.ndarray:
     r"""The [BKKRW] four-particle ratio :math:`\tanh(x_1^2)/\tanh(\lambda x_2^2)`.
 
     For ``D = diag(1, lam)`` on :math:`S^1`, the stationary rectangle
@@ -329,16 +329,27 @@ def four_particle_ratio(X: np.ndarray, lam: float) -> np.ndarray:
     Parameters
     ----------
     X : ndarray, shape (n, 2) or (B, n, 2)
-    lam : float > 0
+    lam : float > 0, or ndarray of shape (B,) (one value per ensemble member)
 
     Returns
     -------
-    ndarray, shape (n,) or (B, n)
+    ndarray, shape (n,) or (B, n); ``inf`` where :math:`x_2 = 0`.
     """
     X = as_states(X, "X")
     if X.shape[-1] != 2:
         raise ValueError(f"X must have shape (n, 2) or (B, n, 2), got shape {X.shape}")
-    lam = check_real(lam, "lam", low=0.0, strict_low=True)
+    if np.ndim(lam) == 0:
+        lam = check_real(lam, "lam", low=0.0, strict_low=True)
+    else:
+        lam = np.asarray(lam, dtype=np.float64)
+        if X.ndim != 3 or lam.shape != (X.shape[0],):
+            raise ValueError(
+                f"lam must be a scalar or of shape (B,) for X of shape (B, n, 2), "
+                f"got lam of shape {lam.shape} and X of shape {X.shape}"
+            )
+        if not np.all(np.isfinite(lam)) or np.any(lam <= 0):
+            raise ValueError("lam must be finite and > 0")
+        lam = lam[:, None]
     with np.errstate(divide="ignore"):
         return np.tanh(X[..., 0] ** 2) / np.tanh(lam * X[..., 1] ** 2)
 
@@ -397,7 +408,10 @@ def density_mirror_descent(
                             {\sum_l w_l\, e^{\mp 2\eta (K w)_l}},
 
     with ``-`` for descent. The weights stay positive and sum to one; the exponent is
-    shifted by its extreme value, so nothing overflows.
+    shifted by its extreme value, so nothing overflows. Step-size control: a step
+    that does not move the energy in the requested direction is retried with half
+    the step (the step then grows back towards ``eta``), so the energy is
+    monotone for any ``eta``.
 
     Parameters
     ----------
@@ -409,7 +423,7 @@ def density_mirror_descent(
         Grid size when ``points`` is not given.
     steps : int
     eta : float > 0
-        Step size of the mirror step.
+        Largest step size of the mirror step.
     direction : {"descent", "ascent"}
     w0 : ndarray, shape (m,), optional
         Initial weights (default uniform).
@@ -447,13 +461,24 @@ def density_mirror_descent(
     es = np.exp(s)
     energies = np.empty(steps + 1)
     energies[0] = es * w @ Ks @ w
+    eta_k = eta
     for k in range(steps):
         g = 2.0 * es * (Ks @ w)
-        z = sgn * eta * g
-        z -= z.max()
-        w = w * np.exp(z)
-        w /= w.sum()
-        energies[k + 1] = es * w @ Ks @ w
+        E_old = energies[k]
+        for _ in range(60):
+            z = sgn * eta_k * g
+            z -= z.max()
+            w_new = w * np.exp(z)
+            w_new /= w_new.sum()
+            E_new = es * w_new @ Ks @ w_new
+            if sgn * (E_new - E_old) >= -1e-14 * abs(E_old):
+                break
+            eta_k *= 0.5  # overshoot: backtrack
+        else:
+            w_new, E_new = w, E_old
+        w = w_new
+        energies[k + 1] = E_new
+        eta_k = min(eta, 2.0 * eta_k)
     return DensityResult(
         points=points, weights=w, energies=energies, direction=direction
     )

@@ -259,6 +259,27 @@ def test_mirror_descent_identity_gives_uniform():
     assert np.allclose(still.weights, 1 / 128, rtol=1e-12)
 
 
+def test_mirror_descent_backtracks_a_too_large_step():
+    # eta = 10 overshoots the first Fourier mode for D = I; backtracking keeps the
+    # energy monotone and still converges to the uniform measure
+    theta, _ = circle_grid(128)
+    w0 = 1 + 0.4 * np.cos(theta)
+    w0 /= w0.sum()
+    res = density_mirror_descent(np.eye(2), m=128, steps=400, eta=10.0, w0=w0)
+    assert np.all(np.diff(res.energies) <= 1e-13)
+    assert res.energies[-1] == pytest.approx(uniform_energy(1.0, 2), rel=1e-8)
+
+
+def test_four_particle_ratio_per_member():
+    X = np.broadcast_to(SQUARE, (3, 4, 2))
+    lam = np.array([0.5, 1.0, 2.0])
+    r = four_particle_ratio(X, lam)
+    assert r.shape == (3, 4)
+    assert np.allclose(r, np.tanh(0.5) / np.tanh(lam[:, None] * 0.5))
+    with pytest.raises(ValueError, match="lam must be a scalar or of shape"):
+        four_particle_ratio(X, np.ones(2))
+
+
 def test_mirror_descent_psd_concentrates_on_the_kernel():
     res = density_mirror_descent(np.diag([1.0, 0.0]), m=128, steps=2000, eta=10.0)
     assert np.all(np.diff(res.energies) <= 1e-14)
