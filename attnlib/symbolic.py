@@ -1,0 +1,255 @@
+r"""Symbolic derivations (sympy) behind the modelling chapter.
+
+Each function returns sympy expressions that the book renders as LaTeX and that
+the tests compare with the numerical code of :mod:`attnlib`. sympy is imported
+here only, never by :mod:`attnlib` itself, so the numerical core imports fast.
+
+* :func:`norm_rate` -- :math:`\frac{d}{dt}|x|^2` under :math:`\dot x = P_x y`;
+* :func:`energy_gradient_identity` -- the spherical gradient of
+  :math:`E_\beta` equals :math:`\frac1n` times the USA velocity;
+* :func:`two_particle_angle` -- the angle between two particles obeys a scalar ODE.
+
+References
+----------
+Geshkovski, Letrouit, Polyanskiy, Rigollet, *A mathematical perspective on
+Transformers* (arXiv:2312.10794), Sections 2 and 3.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from ._validation import check_int
+
+__all__ = [
+    "NormRate",
+    "norm_rate",
+    "EnergyGradientIdentity",
+    "energy_gradient_identity",
+    "TwoParticleAngle",
+    "two_particle_angle",
+]
+
+
+def _project(x: sp.Matrix, y: sp.Matrix) -> sp.Matrix:
+    """The tangent projection :math:`P_x y = y - \\langle x, y\\rangle x`."""
+    return y - (x.dot(y)) * x
+
+
+@dataclass(frozen=True)
+class NormRate:
+    r"""Result of :func:`norm_rate`.
+
+    Attributes
+    ----------
+    x, y : sympy.Matrix, shape (d, 1)
+        The position and the unprojected velocity (symbols :math:`x_k, y_k`).
+    rate : sympy.Expr
+        :math:`\frac{d}{dt}|x|^2 = 2\langle x, P_x y\rangle`, factored.
+    on_sphere : sympy.Expr
+        ``rate`` with :math:`|x|^2 = 1` substituted (it is 0).
+    """
+
+    x: sp.Matrix
+    y: sp.Matrix
+    rate: sp.Expr
+    on_sphere: sp.Expr
+
+
+def norm_rate(d: int = 3) -> NormRate:
+    r"""Rate of change of :math:`|x|^2` under the projected dynamics
+    :math:`\dot x = P_x y`.
+
+    .. math::
+
+        \frac{d}{dt}|x|^2 = 2\langle x, y - \langle x,y\rangle x\rangle
+        = 2\langle x, y\rangle\,(1 - |x|^2),
+
+    which vanishes on the sphere for every ``y``: the projected attention dynamics
+    keeps each token on :math:`S^{d-1}` whatever the attention output is.
+
+    Parameters
+    ----------
+    d : int
+        Ambient dimension (``>= 1``).
+
+    Returns
+    -------
+    NormRate
+
+    Examples
+    --------
+    >>> r = norm_rate(2)
+    >>> r.on_sphere
+    0
+    """
+    d = check_int(d, "d", low=1)
+    x = sp.Matrix(sp.symbols(f"x_1:{d + 1}", real=True))
+    y = sp.Matrix(sp.symbols(f"y_1:{d + 1}", real=True))
+    rate = sp.factor(sp.expand(2 * x.dot(_project(x, y))))
+    # remainder of the polynomial division by |x|^2 - 1: zero iff the rate
+    # vanishes wherever |x| = 1
+    sphere = sum(xi**2 for xi in x) - 1
+    on = sp.reduced(sp.expand(rate), [sphere], *x, *y)[1]
+    return NormRate(x, y, rate, on)
+
+
+@dataclass(frozen=True)
+class EnergyGradientIdentity:
+    r"""Result of :func:`energy_gradient_identity`.
+
+    Attributes
+    ----------
+    beta : sympy.Symbol
+    X : sympy.Matrix, shape (n, d)
+        Particle coordinates :math:`x_{i,k}`.
+    energy : sympy.Expr
+        :math:`E_\beta(X) = \frac{1}{2\beta n^2}
+        \sum_{i,j} e^{\beta\langle x_i,x_j\rangle}`.
+    euclidean_gradient : sympy.Matrix, shape (n, d)
+        :math:`\partial E_\beta / \partial x_{i,k}`.
+    spherical_gradient : sympy.Matrix, shape (n, d)
+        Row ``i`` projected on :math:`T_{x_i}S^{d-1}`.
+    usa_velocity : sympy.Matrix, shape (n, d)
+        :math:`P_{x_i}\big(\frac1n\sum_j e^{\beta\langle x_i,x_j\rangle} x_j\big)`.
+    difference : sympy.Matrix, shape (n, d)
+        ``spherical_gradient - usa_velocity / n``, simplified (all zeros).
+    """
+
+    beta: sp.Symbol
+    X: sp.Matrix
+    energy: sp.Expr
+    euclidean_gradient: sp.Matrix
+    spherical_gradient: sp.Matrix
+    usa_velocity: sp.Matrix
+    difference: sp.Matrix
+
+
+def energy_gradient_identity(n: int = 3, d: int = 3) -> EnergyGradientIdentity:
+    r"""The spherical gradient of the particle energy is ``1/n`` times the USA field.
+
+    With :math:`E_\beta(X) = \frac{1}{2\beta n^2}
+    \sum_{i,j} e^{\beta\langle x_i,x_j\rangle}`,
+
+    .. math::
+
+        \nabla_{x_i} E_\beta = \frac{1}{n^2}\sum_j e^{\beta\langle x_i,x_j\rangle} x_j,
+        \qquad
+        P_{x_i}\nabla_{x_i} E_\beta = \frac1n\,
+        P_{x_i}\Big(\frac1n\sum_j e^{\beta\langle x_i,x_j\rangle} x_j\Big),
+
+    so USA is :math:`\dot X = n\,\nabla E_\beta` ([GLPR] Section 3.3).
+
+    Parameters
+    ----------
+    n, d : int
+        Number of particles and dimension of the explicit computation (small: the
+        expressions grow like ``n^2 d``).
+
+    Returns
+    -------
+    EnergyGradientIdentity
+
+    Examples
+    --------
+    >>> r = energy_gradient_identity(2, 2)
+    >>> r.difference.is_zero_matrix
+    True
+    """
+    n = check_int(n, "n", low=1)
+    d = check_int(d, "d", low=1)
+    beta = sp.Symbol(r"\beta", positive=True)
+    X = sp.Matrix(n, d, lambda i, k: sp.Symbol(f"x_{{{i + 1},{k + 1}}}", real=True))
+    rows = [X.row(i).T for i in range(n)]
+    E = sum(
+        sp.exp(beta * rows[i].dot(rows[j])) for i in range(n) for j in range(n)
+    ) / (2 * beta * n**2)
+    G = sp.Matrix(n, d, lambda i, k: sp.simplify(sp.diff(E, X[i, k])))
+    S = sp.Matrix.vstack(*[_project(rows[i], G.row(i).T).T for i in range(n)])
+    U = sp.Matrix.vstack(
+        *[
+            _project(
+                rows[i],
+                sum(
+                    (sp.exp(beta * rows[i].dot(rows[j])) * rows[j] for j in range(n)),
+                    sp.zeros(d, 1),
+                )
+                / n,
+            ).T
+            for i in range(n)
+        ]
+    )
+    diff = (S - U / n).applyfunc(lambda e: sp.simplify(sp.expand(e)))
+    return EnergyGradientIdentity(beta, X, E, G, S, U, diff)
+
+
+@dataclass(frozen=True)
+class TwoParticleAngle:
+    r"""Result of :func:`two_particle_angle`.
+
+    Attributes
+    ----------
+    beta, theta : sympy.Symbol
+    cos_rate : sympy.Expr
+        :math:`\frac{d}{dt}\langle x_1, x_2\rangle` as a function of
+        :math:`\theta` (the angle between the particles).
+    theta_rate : sympy.Expr
+        :math:`\dot\theta`, simplified.
+    """
+
+    beta: sp.Symbol
+    theta: sp.Symbol
+    cos_rate: sp.Expr
+    theta_rate: sp.Expr
+
+
+def two_particle_angle(normalization: str = "sa") -> TwoParticleAngle:
+    r"""The ODE of the angle :math:`\theta` between two particles (any :math:`d \ge 2`).
+
+    The two particles span a plane that the dynamics preserves, so one may take
+    :math:`x_1 = (1, 0)`, :math:`x_2 = (\cos\theta, \sin\theta)`. The derivation
+    computes both velocities from the model, then
+    :math:`\frac{d}{dt}\cos\theta = \langle \dot x_1, x_2\rangle + \langle x_1,
+    \dot x_2\rangle`, which gives
+
+    .. math::
+
+        \text{SA: } \dot\theta = -\frac{2\sin\theta}{1 + e^{\beta(1-\cos\theta)}},
+        \qquad
+        \text{USA: } \dot\theta = -\sin\theta\, e^{\beta\cos\theta}.
+
+    Parameters
+    ----------
+    normalization : {"sa", "usa"}
+
+    Returns
+    -------
+    TwoParticleAngle
+
+    Examples
+    --------
+    >>> r = two_particle_angle("usa")
+    >>> r.theta_rate
+    -exp(\beta*cos(\theta))*sin(\theta)
+    """
+    if normalization not in ("sa", "usa"):
+        raise ValueError(f"normalization must be 'sa' or 'usa', got {normalization!r}")
+    beta = sp.Symbol(r"\beta", positive=True)
+    th = sp.Symbol(r"\theta", positive=True)
+    x = [sp.Matrix([1, 0]), sp.Matrix([sp.cos(th), sp.sin(th)])]
+    vel = []
+    for i in range(2):
+        w = [sp.exp(beta * x[i].dot(x[j])) for j in range(2)]
+        Z = sum(w) if normalization == "sa" else 2
+        y = (w[0] * x[0] + w[1] * x[1]) / Z
+        vel.append(_project(x[i], y).applyfunc(sp.simplify))
+    c_rate = sp.simplify(vel[0].dot(x[1]) + x[0].dot(vel[1]))
+    theta_rate = sp.simplify(-c_rate / sp.sin(th))
+    if normalization == "sa":
+        # divide numerator and denominator by exp(beta cos theta)
+        num, den = sp.fraction(sp.together(theta_rate))
+        f = sp.exp(beta * sp.cos(th))
+        theta_rate = sp.simplify(sp.expand(num / f)) / sp.simplify(sp.expand(den / f))
+    return TwoParticleAngle(beta, th, c_rate, theta_rate)

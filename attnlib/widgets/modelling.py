@@ -1,0 +1,180 @@
+r"""Widget of the modelling chapter: tokens on :math:`S^2` under an attention variant.
+
+:func:`sphere_explorer` returns a :class:`SphereExplorer` whose sliders (``beta``,
+``n``, ``variant``, ``time``) redraw a 3-D view of the tokens and the curve of the
+mean pairwise inner product :math:`\frac{1}{n^2}\sum_{ij}\langle x_i, x_j\rangle`.
+Trajectories are computed once per ``(beta, n, variant)`` and cached; the time
+slider only indexes into the stored states, so moving it is instant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+from IPython.display import clear_output, display
+
+from .._validation import check_int, check_real
+from ..sphere import sample_sphere
+from ..viz.modelling import VARIANTS, draw_sphere, token_colors, variant_trajectory
+
+__all__ = ["SphereExplorer", "sphere_explorer"]
+
+
+@dataclass(eq=False)
+class SphereExplorer:
+    """A live view of tokens on :math:`S^2`; display it with ``display(e.widget)``.
+
+    Attributes
+    ----------
+    widget : ipywidgets.VBox
+        Controls and output area.
+    beta, n, variant, time : ipywidgets controls
+        Setting any ``.value`` recomputes (if needed) and redraws the figure.
+    fig : matplotlib.figure.Figure
+        Left: tokens and their paths on the sphere; right: mean inner product
+        against time with a marker at the current time.
+    times : ndarray, shape (T,)
+        Output times of the stored trajectories.
+    """
+
+    widget: Any
+    beta: Any
+    n: Any
+    variant: Any
+    time: Any
+    fig: Any
+    times: np.ndarray
+    out: Any
+    seed: int
+    n_max: int
+    _cache: dict = field(default_factory=dict, repr=False)
+    _artists: dict = field(default_factory=dict, repr=False)
+
+    def states(self) -> np.ndarray:
+        """States ``(T, n, 3)`` for the current ``beta``, ``n`` and ``variant``."""
+        key = (float(self.beta.value), int(self.n.value), str(self.variant.value))
+        if key not in self._cache:
+            X0 = sample_sphere(self.n_max, 3, rng=self.seed)[: key[1]]
+            traj = variant_trajectory(key[2], X0, key[0], self.times)
+            self._cache[key] = traj.states
+        return self._cache[key]
+
+    def _frame(self) -> int:
+        step = self.times[1] - self.times[0] if self.times.size > 1 else 1.0
+        k = int(round(float(self.time.value) / step))
+        return min(max(k, 0), self.times.size - 1)
+
+    def redraw(self, *_: Any) -> None:
+        """Redraw the figure for the current control values."""
+        S = self.states()
+        k = self._frame()
+        a = self._artists
+        ax3, ax = a["ax3"], a["ax"]
+        for art in a.get("dynamic", []):
+            art.remove()
+        colors = token_colors(S.shape[1])
+        dyn = [
+            ax3.plot(S[: k + 1, i, 0], S[: k + 1, i, 1], S[: k + 1, i, 2],
+                     color=colors[i], lw=0.6)[0]
+            for i in range(S.shape[1])
+        ]
+        dyn.append(ax3.scatter(S[k, :, 0], S[k, :, 1], S[k, :, 2], c=colors, s=22,
+                               depthshade=False))
+        a["dynamic"] = dyn
+        m = np.einsum("tid,tjd->t", S, S) / S.shape[1] ** 2
+        a["curve"].set_data(self.times, m)
+        a["marker"].set_data([self.times[k]], [m[k]])
+        clock = "s" if self.variant.value == "USA" else "t"
+        ax.set_xlabel(clock)
+        ax3.set_title(
+            f"{self.variant.value}, beta = {self.beta.value:g}, n = {self.n.value}, "
+            f"{clock} = {self.times[k]:.3g}",
+            fontsize=10,
+        )
+        with self.out:
+            clear_output(wait=True)
+            display(self.fig)
+
+    def _ipython_display_(self) -> None:
+        display(self.widget)
+
+
+def sphere_explorer(
+    *,
+    beta: float = 4.0,
+    n: int = 32,
+    variant: str = "SA",
+    t_final: float = 20.0,
+    n_frames: int = 41,
+    n_max: int = 64,
+    seed: int = 0,
+) -> SphereExplorer:
+    r"""Explore tokens on :math:`S^2` under the attention variants of the chapter.
+
+    Parameters
+    ----------
+    beta : float
+        Initial inverse temperature (slider from 0 to 10).
+    n : int
+        Initial number of tokens (slider from 2 to ``n_max``); the tokens are the
+        first ``n`` of one fixed uniform sample of ``n_max`` points (``seed``).
+    variant : str
+        A key of :data:`attnlib.viz.modelling.VARIANTS`.
+    t_final : float
+        Final time (USA: on the clock :math:`s = e^\beta t`).
+    n_frames : int
+        Number of stored output times (positions of the time slider).
+
+    Returns
+    -------
+    SphereExplorer
+
+    Examples
+    --------
+    >>> e = sphere_explorer(n=8)
+    >>> e.beta.value = 1.0  # recomputes and redraws
+    """
+    beta = check_real(beta, "beta", low=0.0, high=10.0)
+    n_max = check_int(n_max, "n_max", low=2)
+    n = check_int(n, "n", low=2)
+    if n > n_max:
+        raise ValueError(f"n must be <= n_max={n_max}, got {n}")
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {tuple(VARIANTS)}, got {variant!r}")
+    t_final = check_real(t_final, "t_final", low=0.0, strict_low=True)
+    n_frames = check_int(n_frames, "n_frames", low=2)
+    times = np.linspace(0.0, t_final, n_frames)
+    style = {"description_width": "60px"}
+    b = widgets.FloatSlider(value=beta, min=0.0, max=10.0, step=0.5,
+                            description="beta", continuous_update=False, style=style)
+    nn = widgets.IntSlider(value=n, min=2, max=n_max, step=1, description="n",
+                           continuous_update=False, style=style)
+    var = widgets.Dropdown(options=list(VARIANTS), value=variant,
+                           description="variant", style=style)
+    tt = widgets.FloatSlider(value=t_final, min=0.0, max=t_final,
+                             step=times[1] - times[0], description="time",
+                             continuous_update=True, style=style)
+    with plt.ioff():
+        fig = plt.figure(figsize=(9, 4))
+    ax3 = fig.add_subplot(1, 2, 1, projection="3d")
+    draw_sphere(ax3)
+    ax = fig.add_subplot(1, 2, 2)
+    (curve,) = ax.plot([], [], color="C0")
+    (marker,) = ax.plot([], [], "o", color="C3")
+    ax.set_xlim(0, t_final)
+    ax.set_ylim(-0.1, 1.02)
+    ax.set_ylabel(r"mean $\langle x_i, x_j\rangle$")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    out = widgets.Output()
+    box = widgets.VBox([widgets.HBox([b, nn]), widgets.HBox([var, tt]), out])
+    e = SphereExplorer(box, b, nn, var, tt, fig, times, out, int(seed), n_max)
+    e._artists.update(ax3=ax3, ax=ax, curve=curve, marker=marker)
+    for w in (b, nn, var, tt):
+        w.observe(e.redraw, names="value")
+    e.redraw()
+    return e
