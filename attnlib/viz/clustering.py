@@ -20,6 +20,7 @@ __all__ = [
     "plot_metastability",
     "plot_equiangular_check",
     "plot_wendel",
+    "plot_decay",
 ]
 
 
@@ -236,5 +237,32 @@ def plot_wendel(
     ax.set_ylabel("P(all points in a hemisphere)")
     ax.legend()
     ax.set_title("Wendel's formula (lines) and Monte Carlo (3 s.e. bars)")
+    fig.tight_layout()
+    return fig
+
+
+def plot_decay(
+    times: np.ndarray,
+    curves: Mapping[str, np.ndarray],
+    *,
+    rate: float | None = 2.0,
+    ylabel: str = r"$1 - \min_{i,j}\langle x_i, x_j\rangle$",
+    title: str = "",
+):
+    """Decaying quantities on a log scale with a reference slope ``e^{-rate t}``."""
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    for c, (lab, y) in enumerate(curves.items()):
+        ax.semilogy(times, np.maximum(y, 1e-300), color=f"C{c}", label=lab)
+    if rate is not None:
+        y0 = max(float(np.max(v[len(v) // 3])) for v in curves.values())
+        t0 = times[len(times) // 3]
+        ax.semilogy(times, y0 * np.exp(-rate * (times - t0)), "k--", lw=0.8,
+                    label=f"slope $e^{{-{rate:g}t}}$")
+    ax.set_ylim(1e-14, 3)
+    ax.set_xlabel("$t$")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title)
     fig.tight_layout()
     return fig
