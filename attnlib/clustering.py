@@ -579,7 +579,7 @@ def random_qkv(
 def phase_transition_curve(
     betas: Any, *, n: int, delta: float = 1e-3, normalization: str = "sa"
 ) -> np.ndarray:
-    r"""Curve :math:`\Gamma`: times :math:`t_\beta` with :math:`\gamma_\beta = 1-\delta`.
+    r"""Phase-transition curve: times with :math:`\gamma_\beta(t_\beta) = 1-\delta`.
 
     :math:`\gamma_\beta` solves the equiangular ODE of [GLPR] Thm 6.8 (see
     :mod:`attnlib.equiangular`); :math:`\Gamma = \{(t_\beta, \beta)\}`.
