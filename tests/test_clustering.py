@@ -360,3 +360,27 @@ def test_bad_inputs():
         sweep(3, [1.0], progress=False)
     with pytest.raises(TypeError, match="beta"):
         Energy()(np.eye(3))
+
+
+def test_sympy_gram_equation_gives_library_equiangular_rhs():
+    sp = pytest.importorskip("sympy")
+    beta, gamma = sp.symbols(r"\beta \gamma", real=True)
+    m = 4
+    G = sp.Matrix(m, m, lambda i, j: 1 if i == j else gamma)
+    W = G.applyfunc(lambda g: sp.exp(beta * g))
+    for norm in ("sa", "usa"):
+        if norm == "sa":
+            A = sp.diag(*[1 / sum(W.row(i)) for i in range(m)]) * W
+        else:
+            A = W / m
+        AG = A * G
+        C = sp.diag(*[AG[i, i] for i in range(m)])
+        dG = AG + AG.T - C * G - G * C
+        f = sp.lambdify((gamma, beta), dG[0, 1])
+        for b in (0.0, 1.5, 4.0):
+            g = np.linspace(-0.2, 0.99, 9)
+            np.testing.assert_allclose(
+                f(g, b), equiangular_rhs(g, beta=b, n=m, normalization=norm),
+                rtol=1e-12,
+            )
+        assert all(sp.simplify(dG[i, i]) == 0 for i in range(m))
