@@ -1,0 +1,400 @@
+"""Tests of attnlib.circle: angle dynamics, Bessel expansion, mean field, Kuramoto."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import iv
+
+from attnlib import Model, energy
+from attnlib.circle import (
+    CircleModel,
+    Kuramoto,
+    angle_clusters,
+    angle_velocity,
+    bessel_modes,
+    circle_wasserstein,
+    dominant_mode,
+    from_angles,
+    growth_rates,
+    kernel_coefficients,
+    kuramoto_r,
+    lorentzian_frequencies,
+    mean_field,
+    order_parameter,
+    sample_density,
+    simulate_angles,
+    spaced_state_eigenvalues,
+    to_angles,
+    torus_energy,
+)
+
+TWO_PI = 2 * np.pi
+
+
+def _rho0(t):
+    return (1 + 0.3 * np.cos(2 * t) + 0.2 * np.sin(3 * t)) / TWO_PI
+
+
+def _jacobian(f, th, h=1e-6):
+    n = th.size
+    J = np.empty((n, n))
+    for j in range(n):
+        e = np.zeros(n)
+        e[j] = h
+        J[:, j] = (f(th + e) - f(th - e)) / (2 * h)
+    return J
+
+
+# ------------------------------------------------------------- angle dynamics
+@pytest.mark.parametrize("normalization", ["usa", "sa"])
+@pytest.mark.parametrize("beta", [0.0, 1.0, 4.0, 9.0, 30.0])
+def test_angle_dynamics_equal_cartesian(normalization, beta):
+    rng = np.random.default_rng(3)
+    th = rng.uniform(-10, 10, 150)
+    X = from_angles(th)
+    V = Model(beta=beta, normalization=normalization).velocity(X)
+    tangent = np.stack([-np.sin(th), np.cos(th)], axis=1)
+    scale = max(1.0, float(np.max(np.abs(V))))
+    for method in ("direct", "fourier"):
+        w = angle_velocity(th, beta, normalization=normalization, method=method)
+        # the Cartesian field is tangent and its tangential component is dtheta/dt
+        assert np.max(np.abs(V - w[:, None] * tangent)) < 1e-10 * scale
+
+
+def test_to_from_angles_roundtrip():
+    th = np.random.default_rng(0).uniform(-np.pi, np.pi, (3, 20))
+    assert np.allclose(to_angles(from_angles(th)), th, atol=1e-14)
+    assert np.allclose(np.linalg.norm(from_angles(th), axis=-1), 1.0)
+
+
+# ------------------------------------------------------------ Bessel expansion
+@pytest.mark.parametrize("beta", [0.0, 0.3, 1.0, 4.0, 16.0, 64.0])
+def test_kernel_coefficients_reconstruct_kernels(beta):
+    K = bessel_modes(beta)
+    a, b = kernel_coefficients(beta, K)
+    phi = np.linspace(-np.pi, np.pi, 101)
+    k = np.arange(K + 1)
+    g = np.cos(np.outer(phi, k)) @ a
+    f = np.sin(np.outer(phi, k)) @ b
+    assert np.max(np.abs(g - np.exp(beta * (np.cos(phi) - 1)))) < 1e-14
+    assert np.max(np.abs(f - np.exp(beta * (np.cos(phi) - 1)) * np.sin(phi))) < 1e-14
+    # b_k = (I_{k-1} - I_{k+1}) e^{-beta}, with the unscaled Bessel functions
+    if 0 < beta <= 16:
+        kk = np.arange(1, 6)
+        assert np.allclose(
+            b[1:6], (iv(kk - 1, beta) - iv(kk + 1, beta)) * np.exp(-beta)
+        )
+
+
+def test_bessel_modes_range_and_tails():
+    Ks = [bessel_modes(b) for b in (1.0, 4.0, 16.0, 64.0)]
+    assert Ks == sorted(Ks)
+    assert 12 <= Ks[0] <= 18 and 60 <= Ks[-1] <= 75  # MATH.md: K ~ 15-70
+    assert bessel_modes(16.0, tol=1e-8) < bessel_modes(16.0, tol=1e-16)
+    fine = [bessel_modes(b) for b in np.linspace(0.5, 100, 200)]
+    assert np.all(np.diff(fine) >= 0) and np.all(np.diff(fine) <= 3)
+    # the truncated field is within tol of the converged one
+    th = np.random.default_rng(1).uniform(0, TWO_PI, 400)
+    beta = 9.0
+    for tol in (1e-4, 1e-8):
+        K = bessel_modes(beta, tol=tol)
+        v = angle_velocity(th, beta, method="fourier", modes=K)
+        ref = angle_velocity(th, beta, method="fourier", modes=K + 40)
+        assert np.max(np.abs(v - ref)) <= tol * np.exp(beta)
+        assert np.max(np.abs(v - ref)) > 1e-3 * tol * np.exp(beta)  # not over-resolved
+
+
+@pytest.mark.parametrize("normalization", ["usa", "sa"])
+@pytest.mark.parametrize("beta", [0.0, 0.5, 4.0, 16.0, 64.0])
+def test_fourier_equals_direct(normalization, beta):
+    rng = np.random.default_rng(7)
+    uniform = rng.uniform(0, TWO_PI, 1000)
+    clustered = np.concatenate(
+        [c + 0.05 * rng.standard_normal(250) for c in (0.0, 1.5, 3.5, 5.0)]
+    )
+    for th in (uniform, clustered, rng.uniform(0, TWO_PI, (3, 200))):
+        vd = angle_velocity(th, beta, normalization=normalization, method="direct")
+        vf = angle_velocity(th, beta, normalization=normalization, method="fourier")
+        assert np.max(np.abs(vf - vd)) < 1e-12 * np.max(np.abs(vd))
+
+
+def test_direct_is_blocked_and_circle_model():
+    th = np.random.default_rng(2).uniform(0, TWO_PI, 700)
+    v1 = angle_velocity(th, 2.0, method="direct", block=64)
+    v2 = angle_velocity(th, 2.0, method="direct", block=700)
+    assert np.allclose(v1, v2, rtol=0, atol=1e-13)
+    m = CircleModel(beta=2.0)
+    assert np.allclose(m(th), v1, atol=1e-12) and np.allclose(
+        m.velocity(th), v1, atol=1e-12
+    )
+    assert m.modes == bessel_modes(2.0)
+
+
+def test_large_beta_sa_does_not_overflow():
+    th = np.array([0.0, 0.1, 3.0])
+    v = angle_velocity(th, 2000.0, normalization="sa")
+    assert np.all(np.isfinite(v))
+    with pytest.raises(ValueError, match="beta"):
+        angle_velocity(th, 2000.0, normalization="usa")
+
+
+# -------------------------------------------------------------------- energy
+@pytest.mark.parametrize("beta", [0.5, 3.0, 20.0])
+def test_torus_energy_and_gradient(beta):
+    rng = np.random.default_rng(4)
+    th = rng.uniform(0, TWO_PI, (2, 30))
+    assert np.allclose(
+        torus_energy(th, beta), energy(from_angles(th), beta), rtol=1e-12
+    )
+    n = th.shape[1]
+    x = th[0]
+    grad = np.array(
+        [
+            (torus_energy(x + h, beta) - torus_energy(x - h, beta)) / 2e-6
+            for h in 1e-6 * np.eye(n)
+        ]
+    )
+    v = angle_velocity(x, beta)
+    assert np.allclose(n * grad, v, rtol=1e-6, atol=1e-7 * np.max(np.abs(v)))
+
+
+def test_energy_nondecreasing_along_usa():
+    th0 = np.random.default_rng(5).uniform(0, TWO_PI, 60)
+    tr = simulate_angles(
+        CircleModel(beta=2.0),
+        th0,
+        times=np.linspace(0, 5, 26),
+        dt=0.02,
+        observables={"E": lambda t: torus_energy(t, 2.0)},
+    )
+    assert np.all(np.diff(tr.observables["E"]) >= -1e-13)
+
+
+# -------------------------------------------------------------- linear theory
+def test_dominant_mode_reference_values():
+    assert [dominant_mode(b) for b in (4.0, 9.0, 16.0)] == [3, 4, 6]
+    assert dominant_mode(0.5) == 1
+
+
+def test_growth_rates_formula_and_sa_ratio():
+    k = np.arange(1, 8)
+    beta = 5.0
+    assert np.allclose(growth_rates(k, beta), k**2 * iv(k, beta) / beta, rtol=1e-12)
+    sa = growth_rates(k, beta, normalization="sa")
+    assert np.allclose(sa, k**2 * iv(k, beta) / (beta * iv(0, beta)), rtol=1e-12)
+    # small beta limit: lambda_1 -> 1/2
+    assert abs(growth_rates(1, 1e-6) - 0.5) < 1e-6
+
+
+@pytest.mark.parametrize("normalization", ["usa", "sa"])
+def test_mean_field_growth_rate_matches_linearisation(normalization):
+    beta, k, eps = 3.0, 2, 1e-7
+    lam = float(growth_rates(k, beta, normalization=normalization))
+    T = 1.0 / lam
+    sol = mean_field(
+        lambda t: (1 + eps * np.cos(k * t)) / TWO_PI,
+        beta,
+        times=[0.0, T],
+        normalization=normalization,
+        grid_size=64,
+    )
+    amp = np.abs(np.fft.rfft(sol.densities, axis=1)[:, k])
+    assert abs(np.log(amp[1] / amp[0]) / T - lam) < 1e-5 * lam
+
+
+@pytest.mark.parametrize("normalization", ["usa", "sa"])
+def test_spaced_state_eigenvalues_match_jacobian(normalization):
+    n, beta = 7, 2.0
+    th = TWO_PI * np.arange(n) / n
+    f = lambda t: angle_velocity(t, beta, normalization=normalization)  # noqa: E731
+    ev = np.sort(np.linalg.eigvals(_jacobian(f, th)).real)
+    mu = np.sort(spaced_state_eigenvalues(n, beta, normalization=normalization))
+    assert np.allclose(ev, mu, atol=1e-6)
+    assert abs(mu[0]) < 1e-12 and np.all(mu[1:] > 0)  # unstable except the rotation
+    # large n: the eigenvalues tend to the mean-field growth rates
+    big = spaced_state_eigenvalues(400, beta, normalization=normalization)
+    k = np.arange(1, 6)
+    assert np.allclose(
+        big[k], growth_rates(k, beta, normalization=normalization), rtol=1e-10
+    )
+
+
+@pytest.mark.parametrize("normalization,rate", [("usa", "exp"), ("sa", "one")])
+def test_synchronised_state_is_stable(normalization, rate):
+    n, beta = 6, 1.5
+    th = np.full(n, 0.7)
+    f = lambda t: angle_velocity(t, beta, normalization=normalization)  # noqa: E731
+    ev = np.sort(np.linalg.eigvalsh(0.5 * (_jacobian(f, th) + _jacobian(f, th).T)))
+    expect = np.exp(beta) if rate == "exp" else 1.0
+    assert abs(ev[-1]) < 1e-6 and np.allclose(ev[:-1], -expect, rtol=1e-6)
+
+
+@pytest.mark.parametrize("beta", [4.0, 9.0, 16.0])
+def test_mode_selection_cluster_count(beta):
+    """Near-uniform data (equally spaced + 1e-10 noise) form argmax_k k^2 I_k clusters.
+
+    At beta = 16 the rates of k = 5 and k = 6 differ by 1.7% only, so a minority of
+    seeds form 5 clusters: the most frequent count is asserted there.
+    """
+    n, B = 360, 10
+    rng = np.random.default_rng(0)
+    th0 = TWO_PI * np.arange(n) / n + 1e-10 * rng.standard_normal((B, n))
+    kstar = dominant_mode(beta)
+    T = (np.log(1e12) + 4) / float(growth_rates(kstar, beta))
+    tr = simulate_angles(CircleModel(beta=beta), th0, t_final=T, dt=0.5 * np.exp(-beta))
+    counts = np.array(
+        [angle_clusters(f, gap=0.2, min_fraction=0.02).count for f in tr.final]
+    )
+    if beta < 10:
+        assert np.all(counts == kstar)
+    else:
+        assert np.argmax(np.bincount(counts)) == kstar and set(counts) <= {
+            kstar - 1,
+            kstar,
+        }
+
+
+# ----------------------------------------------------------------- mean field
+@pytest.mark.parametrize("normalization", ["usa", "sa"])
+def test_mean_field_mass_and_particles(normalization):
+    beta = 3.0
+    T = [0.0, 0.3] if normalization == "usa" else [0.0, 2.0]
+    sol = mean_field(_rho0, beta, times=T, normalization=normalization, grid_size=512)
+    assert np.max(np.abs(sol.mass - 1.0)) < 1e-12
+    assert sol.resolution[-1] < 1e-6
+    model = CircleModel(beta=beta, normalization=normalization)
+    # deterministic quantiles: W1 = O(1/n)
+    errs = []
+    for n in (1000, 10000):
+        tr = simulate_angles(
+            model, sample_density(sol.densities[0], n), times=T, dt=0.02
+        )
+        errs.append(circle_wasserstein(tr.final, sol.densities[-1]))
+    assert errs[1] < 2e-4 and errs[0] / errs[1] > 5
+    # i.i.d. samples: W1 to the density decreases like n^{-1/2} (amplified in time)
+    w1 = []
+    for n in (2000, 20000):
+        th0 = sample_density(sol.densities[0], n, rng=11)
+        tr = simulate_angles(model, th0, times=T, dt=0.02)
+        w1.append(circle_wasserstein(tr.final, sol.densities[-1]))
+    assert w1[1] < 0.03 and w1[1] < w1[0] / 2
+
+
+def test_mean_field_bad_inputs():
+    with pytest.raises(ValueError, match="rho0"):
+        mean_field(lambda t: 2 * np.ones_like(t), 1.0, times=[0, 1])
+    with pytest.raises(ValueError, match="grid_size"):
+        mean_field(_rho0, 1.0, times=[0, 1], grid_size=63)
+    with pytest.raises(ValueError, match="rho0"):
+        mean_field(np.ones(10), 1.0, times=[0, 1], grid_size=64)
+
+
+def test_sample_density_and_wasserstein():
+    rho = _rho0(TWO_PI * np.arange(128) / 128)
+    th = sample_density(rho, 20000, rng=0)
+    h, _ = np.histogram(th, bins=16, range=(0, TWO_PI), density=True)
+    assert np.max(np.abs(h - rho.reshape(16, -1).mean(1))) < 0.02  # ~5 sigma
+    # W1 between the uniform density and a point mass at 0 is pi/2
+    assert (
+        abs(circle_wasserstein(np.zeros(10), np.full(128, 1 / TWO_PI)) - np.pi / 2)
+        < 1e-3
+    )
+    # rotation invariance of the circle distance
+    a = circle_wasserstein(th, rho)
+    assert a < 0.03
+
+
+# ------------------------------------------------------------------ Kuramoto
+def test_kuramoto_critical_coupling_lorentzian():
+    """r_inf = sqrt(1 - 2 gamma / K), n = 2000, quantile frequencies; tolerance 0.03."""
+    gamma, n = 0.5, 2000
+    K = np.array([0.5, 1.5, 2.0, 3.0])
+    omega = lorentzian_frequencies(n, gamma)
+    th0 = np.random.default_rng(0).uniform(0, TWO_PI, (K.size, n))
+    tr = simulate_angles(
+        Kuramoto(omega, K),
+        th0,
+        times=np.linspace(0, 60, 61),
+        dt=0.05,
+        save_states=False,
+        observables={"r": lambda t: order_parameter(t)[0]},
+    )
+    r = tr.observables["r"][30:].mean(axis=0)
+    theory = kuramoto_r(K, gamma)
+    assert np.all(np.abs(r[1:] - theory[1:]) < 0.03)
+    assert r[0] < 0.1  # incoherent below K_c = 2 gamma = 1
+    Kc = np.mean(K[1:] * (1 - r[1:] ** 2))  # r^2 = 1 - K_c / K
+    assert abs(Kc - 2 * gamma) < 0.05
+
+
+def test_kuramoto_equals_circle_model_at_beta_zero():
+    th = np.random.default_rng(1).uniform(0, TWO_PI, 50)
+    assert np.allclose(
+        Kuramoto(np.zeros(50), 1.0)(th), angle_velocity(th, 0.0), atol=1e-14
+    )
+
+
+def test_lorentzian_frequencies():
+    w = lorentzian_frequencies(4001, 0.7)
+    assert abs(np.median(w)) < 1e-12
+    assert np.allclose(np.quantile(w, [0.25, 0.75]), [-0.7, 0.7], rtol=2e-3)
+    w2 = lorentzian_frequencies(10, 1.0, rng=3)
+    assert np.array_equal(w2, lorentzian_frequencies(10, 1.0, rng=3))
+
+
+def test_order_parameter_and_clusters():
+    r, psi = order_parameter(np.array([0.3, 0.3, 0.3]))
+    assert np.isclose(r, 1) and np.isclose(psi, 0.3)
+    r3, _ = order_parameter(TWO_PI * np.arange(3) / 3, k=3)
+    r1, _ = order_parameter(TWO_PI * np.arange(3) / 3)
+    assert np.isclose(r3, 1) and r1 < 1e-12
+    c = angle_clusters(
+        np.array([6.25, 0.02, 3.0, 3.05, 1.5]), gap=0.2, min_fraction=0.3
+    )
+    assert c.count == 2 and sorted(c.masses.tolist()) == [2, 2]
+    assert c.labels[4] == -1 and c.labels[0] == c.labels[1]
+
+
+# -------------------------------------------------------------- integration
+def test_rk4_order():
+    th0 = np.array([0.0, 0.5, 2.0, 4.0])
+    m = CircleModel(beta=1.0)
+    ref = simulate_angles(m, th0, t_final=2.0, dt=0.005).final
+    e1 = np.abs(simulate_angles(m, th0, t_final=2.0, dt=0.2).final - ref).max()
+    e2 = np.abs(simulate_angles(m, th0, t_final=2.0, dt=0.1).final - ref).max()
+    assert 12 < e1 / e2 < 20
+
+
+# -------------------------------------------------------------- bad inputs
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="theta"):
+        angle_velocity(np.zeros((2, 2, 2)), 1.0)
+    with pytest.raises(ValueError, match="theta"):
+        angle_velocity([0.0, np.nan], 1.0)
+    with pytest.raises(TypeError, match="theta"):
+        angle_velocity("abc", 1.0)
+    with pytest.raises(ValueError, match="beta"):
+        angle_velocity([0.0], -1.0)
+    with pytest.raises(ValueError, match="normalization"):
+        angle_velocity([0.0], 1.0, normalization="xx")
+    with pytest.raises(ValueError, match="method"):
+        angle_velocity([0.0], 1.0, method="fast")
+    with pytest.raises(ValueError, match="tol"):
+        bessel_modes(1.0, tol=0.0)
+    with pytest.raises(ValueError, match="X"):
+        to_angles(np.ones((3, 3)))
+    with pytest.raises(ValueError, match="omega"):
+        Kuramoto(np.zeros((2, 2)), 1.0)
+    with pytest.raises(ValueError, match="coupling"):
+        Kuramoto(np.zeros(3), -1.0)
+    with pytest.raises(ValueError, match="gap"):
+        angle_clusters([0.0], gap=0.0)
+    with pytest.raises(TypeError, match="model"):
+        simulate_angles(3, [0.0], t_final=1.0)
+    with pytest.raises(ValueError, match="times"):
+        simulate_angles(CircleModel(), [0.0])
+    with pytest.raises(ValueError, match="k"):
+        growth_rates(1.5, 1.0)
+    with pytest.raises(ValueError, match="beta"):
+        torus_energy([0.0], 0.0)
