@@ -504,6 +504,13 @@ def _riccati_S(model: Model, d: int) -> np.ndarray:
     return A + A.T
 
 
+def _top_eigenvalue(P: np.ndarray) -> float:
+    """Largest eigenvalue of symmetric ``P``, with round-off (``<= 1e-12 |P|``) -> 0."""
+    w = np.linalg.eigvalsh(0.5 * (P + P.T))
+    tol = 1e-12 * max(float(np.max(np.abs(w))), np.finfo(float).tiny)
+    return float(w[-1]) if w[-1] > tol else 0.0
+
+
 def riccati_covariance(model: Model, Sigma0: Any, times: Any) -> np.ndarray:
     r"""Closed-form covariance for softmax attention with :math:`V = I`.
 
@@ -547,7 +554,7 @@ def riccati_covariance(model: Model, Sigma0: Any, times: Any) -> np.ndarray:
         raise ValueError("times must be a 1-D array of finite values >= 0")
     R = _psd_sqrt(Sigma0)
     P = R @ Ssym @ R
-    lam = float(np.max(np.linalg.eigvalsh(P)))
+    lam = _top_eigenvalue(P)
     out = R @ np.linalg.inv(np.eye(d) - t[:, None, None] * P) @ R
     out = 0.5 * (out + np.swapaxes(out, -1, -2))
     out[t * lam >= 1.0] = np.nan
@@ -580,7 +587,7 @@ def blowup_time(model: Model, Sigma0: Any) -> float:
     Sigma0 = _as_cov(Sigma0, None, "Sigma0")
     Ssym = _riccati_S(model, Sigma0.shape[0])
     R = _psd_sqrt(Sigma0)
-    lam = float(np.max(np.linalg.eigvalsh(R @ Ssym @ R)))
+    lam = _top_eigenvalue(R @ Ssym @ R)
     return 1.0 / lam if lam > 0 else float("inf")
 
 

@@ -180,6 +180,10 @@ def test_regimes_collapse_and_decay():
     # Rank-deficient negative semi-definite: Sigma tends to a rank-one matrix.
     Q = np.array([[1.0, 0.0]])
     m = Model(Q=Q, K=-Q, sphere=False)
+    assert blowup_time(m, S0_REF) == np.inf
+    # A + A^T has a kernel: its zero eigenvalue must not read as a round-off blow-up
+    Q3 = np.random.default_rng(0).standard_normal((1, 3))
+    assert blowup_time(Model(Q=Q3, K=-Q3, sphere=False), np.eye(3)) == np.inf
     tr = integrate_gaussian(m, np.zeros(2), S0_REF, times=[0.0, 1e3], dt=50.0)
     assert numerical_rank(tr.covariances[-1]) == 1
     assert tr.covariances[-1][1, 1] > 0.5  # the kernel direction keeps its variance

@@ -1,0 +1,98 @@
+"""Widget: a Gaussian cloud of tokens under attention, with the predicted ellipse."""
+
+from __future__ import annotations
+
+import ipywidgets as W
+import matplotlib.pyplot as plt
+import numpy as np
+from IPython.display import clear_output, display
+
+from ..attention import Model
+from ..viz.gaussian import cloud_scenario, draw_cloud
+
+__all__ = ["PRESETS", "preset_model", "gaussian_widget"]
+
+ALPHA0 = np.array([0.3, -0.2])
+SIGMA0 = np.array([[1.0, 0.3], [0.3, 0.6]])
+
+#: name -> (Q, K, V); ``None`` entries are random (drawn from the seed).
+PRESETS = {
+    "blow-up (Q, K of the reference)": (
+        np.array([[1.0, 0.2], [0.0, 0.8]]), np.array([[0.9, 0.0], [0.1, 1.1]]), None),
+    "collapse onto a line (K = -Q, rank 1)": (
+        np.array([[1.0, 0.5]]), -np.array([[1.0, 0.5]]), None),
+    "decay to a point (Q = -I)": (-np.eye(2), np.eye(2), None),
+    "rotation (A antisymmetric)": (np.array([[0.0, 1.0], [-1.0, 0.0]]), np.eye(2),
+                                   None),
+    "random Q, K, V": "random",
+}
+
+
+def preset_model(name: str, seed: int = 0, *, kernel: str = "softmax") -> Model:
+    """The ``Model`` (``sphere=False``) of a preset; random ones drawn from ``seed``."""
+    if name not in PRESETS:
+        raise ValueError(f"name must be one of {tuple(PRESETS)}, got {name!r}")
+    spec = PRESETS[name]
+    if spec == "random":
+        g = np.random.default_rng(seed)
+        Q, K = g.standard_normal((2, 2, 2)) / np.sqrt(2)
+        V = np.eye(2) + 0.5 * g.standard_normal((2, 2)) / np.sqrt(2)
+    else:
+        Q, K, V = spec
+    return Model(Q=Q, K=K, V=V, kernel=kernel, sphere=False)
+
+
+def gaussian_widget(*, preset: str = "blow-up (Q, K of the reference)", seed: int = 0,
+                    n: int = 300, t_max: float = 2.0, frames: int = 25) -> W.VBox:
+    """Choose (Q, K, V) and a seed; move through time to watch the cloud.
+
+    The particles are ``n`` samples of N(alpha0, Sigma0) moved by softmax attention;
+    the red ellipses are the 1- and 2-sigma ellipses of the Gaussian predicted by the
+    (alpha, Sigma) equations. Setting any control's ``value`` redraws the figure.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        With attributes ``sliders`` (keys ``"preset"``, ``"seed"``, ``"frame"``),
+        ``fig``, ``ax`` and ``output``.
+    """
+    w_preset = W.Dropdown(options=list(PRESETS), value=preset, description="Q, K, V")
+    w_seed = W.IntSlider(value=seed, min=0, max=20, description="seed")
+    w_frame = W.IntSlider(value=frames - 1, min=0, max=frames - 1, description="frame")
+    out = W.Output()
+    fig, ax = plt.subplots(figsize=(5, 4), dpi=80)
+    plt.close(fig)
+    state: dict = {}
+
+    def recompute(*_):
+        model = preset_model(w_preset.value, w_seed.value)
+        state["sc"] = cloud_scenario(model, ALPHA0, SIGMA0, n=n, seed=w_seed.value,
+                                     t_max=t_max, frames=frames)
+        P = state["sc"].states.reshape(-1, 2)
+        lo, hi = np.percentile(P, [0.5, 99.5], axis=0)
+        pad = 0.1 * (hi - lo) + 1e-9
+        state["lim"] = ((lo[0] - pad[0], hi[0] + pad[0]),
+                        (lo[1] - pad[1], hi[1] + pad[1]))
+        redraw()
+
+    def redraw(*_):
+        sc = state["sc"]
+        k = min(w_frame.value, len(sc.times) - 1)
+        ax.clear()
+        t_star = "" if not np.isfinite(sc.t_star) else f", t* = {sc.t_star:.3f}"
+        draw_cloud(ax, sc.states[k], sc.means[k], sc.covariances[k], lim=state["lim"],
+                   title=f"t = {sc.times[k]:.3f}{t_star}")
+        with out:
+            clear_output(wait=True)
+            display(fig)
+
+    w_preset.observe(recompute, names="value")
+    w_seed.observe(recompute, names="value")
+    w_frame.observe(redraw, names="value")
+    recompute()
+    box = W.VBox([W.HBox([w_preset, w_seed]), w_frame, out])
+    box.sliders = {"preset": w_preset, "seed": w_seed, "frame": w_frame}
+    box.fig = fig
+    box.ax = ax
+    box.output = out
+    return box

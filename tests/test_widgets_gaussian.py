@@ -1,0 +1,79 @@
+"""Headless tests of the Gaussian-case widget and figures."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from attnlib.gaussian import blowup_time  # noqa: E402
+from attnlib.viz.gaussian import (  # noqa: E402
+    cloud_animation,
+    cloud_scenario,
+    ellipse_points,
+    plot_disc,
+)
+from attnlib.widgets.gaussian import (  # noqa: E402
+    ALPHA0,
+    PRESETS,
+    SIGMA0,
+    gaussian_widget,
+    preset_model,
+)
+
+
+def _points(ax):
+    return np.vstack([c.get_offsets() for c in ax.collections])
+
+
+def test_widget_redraws_on_every_control():
+    w = gaussian_widget(n=60, frames=6)
+    ax = w.ax
+    title0 = ax.get_title()
+    pts0 = _points(ax).copy()
+    w.sliders["frame"].value = 0
+    assert ax.get_title() != title0
+    assert ax.get_title().startswith("t = 0.000")
+    pts1 = _points(ax).copy()
+    assert not np.allclose(pts0, pts1)
+    w.sliders["seed"].value = 3
+    assert not np.allclose(_points(ax), pts1)
+    w.sliders["preset"].value = "decay to a point (Q = -I)"
+    w.sliders["frame"].value = 5
+    assert "t*" not in ax.get_title()  # no blow-up for Q = -I
+
+
+def test_widget_ellipse_is_the_ode_prediction():
+    w = gaussian_widget(n=40, frames=4)
+    w.sliders["frame"].value = 3
+    sc = cloud_scenario(preset_model(w.sliders["preset"].value, 0), ALPHA0, SIGMA0,
+                        n=40, seed=0, frames=4)
+    line = w.ax.get_lines()[1].get_xydata()  # the 2-sigma ellipse
+    np.testing.assert_allclose(line, ellipse_points(sc.means[3], sc.covariances[3]))
+
+
+def test_scenario_stops_before_blowup():
+    m = preset_model("blow-up (Q, K of the reference)")
+    sc = cloud_scenario(m, ALPHA0, SIGMA0, n=30, frames=5)
+    assert abs(sc.times[-1] - 0.9 * blowup_time(m, SIGMA0)) < 1e-3
+    assert np.isfinite(sc.states).all()
+
+
+def test_presets_and_bad_name():
+    for name in PRESETS:
+        assert preset_model(name, 1).sphere is False
+    with pytest.raises(ValueError, match="name must be one of"):
+        preset_model("nope")
+
+
+def test_animation_and_disc():
+    sc = cloud_scenario(preset_model("decay to a point (Q = -I)"), ALPHA0, SIGMA0,
+                        n=30, frames=4)
+    anim = cloud_animation(sc)
+    assert "<script" in anim.to_jshtml()
+    ax = plot_disc({"x": [sc.covariances]})
+    xy = ax.get_lines()[2].get_xydata()
+    assert np.all(np.hypot(xy[:, 0], xy[:, 1]) <= 1.0 + 1e-12)
