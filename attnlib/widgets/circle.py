@@ -1,0 +1,208 @@
+r"""Widgets of the circle chapter.
+
+* :func:`circle_particles`: SA particles on :math:`S^1` with sliders ``beta`` and
+  ``n``; panels: final positions, the space-time diagram :math:`\theta_i(t)` and the
+  order parameters :math:`r_k(t)` over time.
+* :func:`circle_density`: the mean-field density with sliders ``beta`` and ``time``,
+  over a histogram of ``n`` particles started from the same density.
+
+Setting any slider's ``.value`` recomputes (cached per parameter) and redraws, so
+both can be driven headless.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+from IPython.display import clear_output, display
+
+from .._validation import check_int, check_real
+from ..circle import CircleModel, mean_field, sample_density, simulate_angles
+from ..viz.circle import draw_density, draw_particles, particle_run
+
+__all__ = ["CircleParticles", "circle_particles", "CircleDensity", "circle_density"]
+
+
+def _show(out: Any, fig: Any) -> None:
+    with out:
+        clear_output(wait=True)
+        display(fig)
+
+
+@dataclass(eq=False)
+class CircleParticles:
+    """Live SA particles on the circle; display with ``display(w.widget)``.
+
+    Attributes
+    ----------
+    widget : ipywidgets.VBox
+    beta, n : ipywidgets sliders (setting ``.value`` redraws)
+    fig : matplotlib.figure.Figure
+    """
+
+    widget: Any
+    beta: Any
+    n: Any
+    fig: Any
+    out: Any
+    t_final: float
+    seed: int
+    n_max: int
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def run(self) -> tuple[np.ndarray, np.ndarray]:
+        key = (float(self.beta.value), int(self.n.value))
+        if key not in self._cache:
+            self._cache[key] = particle_run(
+                key[0], key[1], t_final=self.t_final, seed=self.seed, n_max=self.n_max
+            )
+        return self._cache[key]
+
+    def redraw(self, *_: Any) -> None:
+        times, states = self.run()
+        draw_particles(
+            self.fig.axes, times, states,
+            title=f"SA, beta = {self.beta.value:g}, n = {self.n.value}",
+        )
+        self.fig.tight_layout()
+        _show(self.out, self.fig)
+
+    def _ipython_display_(self) -> None:
+        display(self.widget)
+
+
+def circle_particles(
+    *, beta: float = 4.0, n: int = 64, t_final: float = 20.0, n_max: int = 256,
+    seed: int = 0,
+) -> CircleParticles:
+    r"""Sliders ``beta`` in [0, 16] and ``n`` in [2, ``n_max``] for SA on the circle.
+
+    Initial angles are the first ``n`` of ``n_max`` uniform draws with ``seed``.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> w = circle_particles(n=16, t_final=2.0)  # doctest: +SKIP
+    >>> w.beta.value = 2.0  # doctest: +SKIP
+    >>> w.fig.axes[1].get_title()  # doctest: +SKIP
+    'SA, beta = 2, n = 16'
+    """
+    beta = check_real(beta, "beta", low=0.0, high=16.0)
+    n_max = check_int(n_max, "n_max", low=2)
+    n = check_int(n, "n", low=2)
+    if n > n_max:
+        raise ValueError(f"n must be <= n_max = {n_max}, got {n}")
+    t_final = check_real(t_final, "t_final", low=0.0, strict_low=True)
+    sl_beta = widgets.FloatSlider(value=beta, min=0.0, max=16.0, step=0.5,
+                                  description="beta", continuous_update=False)
+    sl_n = widgets.IntSlider(value=n, min=2, max=n_max, step=1, description="n",
+                             continuous_update=False)
+    with plt.ioff():
+        fig, _ = plt.subplots(1, 3, figsize=(11, 3.4),
+                              gridspec_kw={"width_ratios": [1, 1.6, 1.4]})
+    out = widgets.Output()
+    box = widgets.VBox([widgets.HBox([sl_beta, sl_n]), out])
+    w = CircleParticles(box, sl_beta, sl_n, fig, out, t_final, int(seed), n_max)
+    sl_beta.observe(w.redraw, names="value")
+    sl_n.observe(w.redraw, names="value")
+    w.redraw()
+    return w
+
+
+@dataclass(eq=False)
+class CircleDensity:
+    """Live mean-field density on the circle with a particle histogram.
+
+    Attributes
+    ----------
+    widget : ipywidgets.VBox
+    beta, time : ipywidgets sliders (setting ``.value`` redraws)
+    fig : matplotlib.figure.Figure
+    times : ndarray, shape (T,)
+        Output times; the time slider picks the nearest.
+    """
+
+    widget: Any
+    beta: Any
+    time: Any
+    fig: Any
+    out: Any
+    times: np.ndarray
+    rho0: Any
+    n_particles: int
+    grid_size: int
+    seed: int
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def solution(self) -> tuple[Any, np.ndarray]:
+        b = float(self.beta.value)
+        if b not in self._cache:
+            sol = mean_field(self.rho0, b, times=self.times, normalization="sa",
+                             grid_size=self.grid_size)
+            th0 = sample_density(sol.densities[0], self.n_particles, rng=self.seed)
+            tr = simulate_angles(CircleModel(beta=b, normalization="sa"), th0,
+                                 times=self.times, dt=0.05)
+            self._cache[b] = (sol, tr.states)
+        return self._cache[b]
+
+    def redraw(self, *_: Any) -> None:
+        sol, parts = self.solution()
+        k = int(np.argmin(np.abs(self.times - float(self.time.value))))
+        ax = self.fig.axes[0]
+        draw_density(ax, sol, k, parts[k])
+        ax.set_ylim(0, 1.1 * float(np.max(sol.densities)))
+        ax.set_title(f"SA mean field, beta = {self.beta.value:g}, "
+                     f"t = {self.times[k]:.3g}", fontsize=10)
+        _show(self.out, self.fig)
+
+    def _ipython_display_(self) -> None:
+        display(self.widget)
+
+
+def circle_density(
+    *, beta: float = 6.0, t_final: float = 4.0, n_frames: int = 41,
+    n_particles: int = 4000, grid_size: int = 512, seed: int = 0,
+    rho0: Any = None,
+) -> CircleDensity:
+    r"""Sliders ``beta`` in [0.5, 12] and ``time`` in [0, ``t_final``].
+
+    The default initial density is
+    :math:`(1 + 0.3\cos 2\theta + 0.2\sin 3\theta)/(2\pi)`.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> w = circle_density(n_particles=200, t_final=1.0)  # doctest: +SKIP
+    >>> w.time.value = 0.5  # doctest: +SKIP
+    >>> w.fig.axes[0].get_title()  # doctest: +SKIP
+    'SA mean field, beta = 6, t = 0.5'
+    """
+    beta = check_real(beta, "beta", low=0.5, high=12.0)
+    t_final = check_real(t_final, "t_final", low=0.0, strict_low=True)
+    n_frames = check_int(n_frames, "n_frames", low=2)
+    n_particles = check_int(n_particles, "n_particles", low=1)
+    if rho0 is None:
+        def rho0(t):
+            return (1 + 0.3 * np.cos(2 * t) + 0.2 * np.sin(3 * t)) / (2 * np.pi)
+    times = np.linspace(0, t_final, n_frames)
+    sl_beta = widgets.FloatSlider(value=beta, min=0.5, max=12.0, step=0.5,
+                                  description="beta", continuous_update=False)
+    sl_t = widgets.FloatSlider(value=t_final, min=0.0, max=t_final,
+                               step=times[1] - times[0], description="time",
+                               continuous_update=False)
+    with plt.ioff():
+        fig, _ = plt.subplots(figsize=(6, 3.6))
+    out = widgets.Output()
+    box = widgets.VBox([widgets.HBox([sl_beta, sl_t]), out])
+    w = CircleDensity(box, sl_beta, sl_t, fig, out, times, rho0, n_particles,
+                      check_int(grid_size, "grid_size", low=16), int(seed))
+    sl_beta.observe(w.redraw, names="value")
+    sl_t.observe(w.redraw, names="value")
+    w.redraw()
+    return w
