@@ -25,6 +25,7 @@ __all__ = [
     "VARIANTS",
     "variant_model",
     "variant_field",
+    "usa_clock",
     "WarmSinkhornField",
     "variant_trajectory",
     "draw_sphere",
@@ -117,21 +118,43 @@ class WarmSinkhornField:
         return Y - np.sum(Y * X, axis=1, keepdims=True) * X
 
 
-def variant_field(
-    name: str, beta: float, *, Q: np.ndarray | None = None, K: np.ndarray | None = None
-) -> Callable[[np.ndarray], np.ndarray]:
-    r"""Velocity field of a variant on the displayed clock.
+def usa_clock(
+    beta: float, Q: np.ndarray | None = None, K: np.ndarray | None = None
+) -> float:
+    r"""Exponent :math:`c = \beta\|Q\|_2\|K\|_2` of the USA clock :math:`s = e^c t`.
 
-    Every variant uses its own time, except USA, whose field is multiplied by
-    :math:`e^{-\beta}` (clock :math:`s = e^\beta t`): same trajectories, bounded speed.
-    Sinkhorn uses :class:`WarmSinkhornField` (a fresh one per call of this function).
+    :math:`|\langle Qx, Ky\rangle| \le \|Q\|_2\|K\|_2` on the sphere, so the USA
+    weights :math:`e^{\beta\langle Qx_i, Kx_j\rangle - c}` on this clock are at most one
+    (:math:`c = \beta` for :math:`Q = K = I`).
+    """
+    beta = check_real(beta, "beta", low=0.0)
+    nq = 1.0 if Q is None else float(np.linalg.norm(Q, 2))
+    nk = 1.0 if K is None else float(np.linalg.norm(K, 2))
+    return beta * nq * nk
+
+
+def variant_field(
+    name: str,
+    beta: float,
+    *,
+    Q: np.ndarray | None = None,
+    K: np.ndarray | None = None,
+    usa_clock_rescaled: bool = True,
+) -> Callable[[np.ndarray], np.ndarray]:
+    r"""Velocity field of a variant, USA optionally on its display clock.
+
+    Every variant uses its own time, except USA with ``usa_clock_rescaled=True``,
+    whose field is then multiplied by :math:`e^{-c}` with :math:`c` from
+    :func:`usa_clock` (clock :math:`s = e^{c} t`; :math:`c = \beta` for
+    :math:`Q = K = I`): same trajectories, bounded speed. Sinkhorn uses a fresh
+    :class:`WarmSinkhornField` per call of this function.
     """
     model = variant_model(name, beta, Q=Q, K=K)
     if name == "Sinkhorn":
         return WarmSinkhornField(beta, Q=Q, K=K)
-    if name != "USA":
+    if name != "USA" or not usa_clock_rescaled:
         return model.rhs
-    scale = float(np.exp(-check_real(beta, "beta", low=0.0)))
+    scale = float(np.exp(-usa_clock(beta, Q, K)))
     return lambda X: scale * model.rhs(X)
 
 
@@ -145,14 +168,20 @@ def variant_trajectory(
     K: np.ndarray | None = None,
     dt: float = 0.1,
     method: str = "heun",
+    usa_clock_rescaled: bool = True,
 ) -> Trajectory:
-    """Trajectory of ``X0`` (on the sphere) under a variant, on the displayed clock."""
+    """Trajectory of ``X0`` (on the sphere) under a variant.
+
+    USA runs on the clock of :func:`variant_field`; with
+    ``usa_clock_rescaled=False`` it runs in its own time with the step shortened
+    to ``0.2 * exp(-c)`` (:func:`usa_clock`) for stability.
+    """
     model = variant_model(name, beta, Q=Q, K=K)
     model.velocity(X0)  # validates X0 (unit rows, dimension)
-    return simulate(
-        variant_field(name, beta, Q=Q, K=K), X0, times=times, dt=dt, method=method,
-        sphere=True,
-    )
+    if name == "USA" and not usa_clock_rescaled:
+        dt = min(dt, 0.2 * float(np.exp(-usa_clock(beta, Q, K))))
+    field = variant_field(name, beta, Q=Q, K=K, usa_clock_rescaled=usa_clock_rescaled)
+    return simulate(field, X0, times=times, dt=dt, method=method, sphere=True)
 
 
 def token_colors(n: int, cmap: str = "viridis") -> np.ndarray:
@@ -222,41 +251,48 @@ def plot_variants(
     """The [CACP] variants side by side for one configuration on :math:`S^2`.
 
     Top row: the attention matrix of ``X0`` under each variant (same colour scale).
-    Bottom row: the trajectory of ``X0`` under each variant up to ``times[-1]``.
+    Bottom row: the trajectory of ``X0`` under each variant up to ``times[-1]``
+    (every variant in its own time, USA included).
 
     Returns
     -------
     fig, matrices, trajectories
-        The figure, the attention matrices ``{name: (n, n)}`` (USA and sigmoid scaled
-        by ``n`` so that all are on the scale of a stochastic matrix) and the
-        trajectories ``{name: Trajectory}``.
+        The figure, the attention matrices ``{name: (n, n)}`` (sigmoid scaled by
+        ``n``, USA by ``n`` on its display clock, see :func:`usa_clock`, so that
+        all entries lie in ``[0, 1]``) and the trajectories ``{name: Trajectory}``.
     """
     X0 = as_states(X0, "X0", ndims=(2,))
     n = X0.shape[0]
     mats, trajs = {}, {}
     for name in variants:
         A = variant_model(name, beta, Q=Q, K=K).attention(X0)
-        mats[name] = A * n if VARIANTS[name]["normalization"] == "usa" else A
-        trajs[name] = variant_trajectory(name, X0, beta, times, Q=Q, K=K, dt=dt)
+        if name == "USA":
+            A = A * n * np.exp(-usa_clock(beta, Q, K))
+        elif VARIANTS[name]["normalization"] == "usa":
+            A = A * n
+        mats[name] = A
+        trajs[name] = variant_trajectory(name, X0, beta, times, Q=Q, K=K, dt=dt,
+                                         usa_clock_rescaled=False)
     m = len(variants)
-    fig = plt.figure(figsize=(2.4 * m, 5.2))
+    fig = plt.figure(figsize=(2.3 * m, 5.4))
     vmax = max(float(np.max(A)) for A in mats.values())
     colors = token_colors(n)
+    top = []
     for k, name in enumerate(variants):
-        ax = fig.add_subplot(2, m, k + 1)
+        ax = fig.add_axes([k / m + 0.01, 0.56, 1 / m - 0.02, 0.36])
         im = ax.imshow(mats[name], cmap="magma", vmin=0.0, vmax=vmax)
-        ax.set_title(name if name != "USA" else "USA (x n)", fontsize=10)
+        ax.set_title(name, fontsize=10)
         ax.set_xticks([])
         ax.set_yticks([])
-        ax3 = fig.add_subplot(2, m, m + k + 1, projection="3d")
+        top.append(ax)
+        ax3 = fig.add_axes([k / m - 0.02, -0.06, 1 / m + 0.04, 0.64], projection="3d")
         draw_sphere(ax3)
         S = trajs[name].states
         for i in range(n):
             ax3.plot(S[:, i, 0], S[:, i, 1], S[:, i, 2], color=colors[i], lw=0.7)
         _tokens(ax3, S[-1], colors, size=14)
-        clock = "s" if name == "USA" else "t"
-        ax3.set_title(f"{clock} = {times[-1]:.3g}", fontsize=9)
-    fig.colorbar(im, ax=fig.axes[: 2 * m : 2], shrink=0.6, location="left")
+        ax3.set_title(f"t = {times[-1]:.3g}", fontsize=9, y=0.88)
+    fig.colorbar(im, ax=top, shrink=0.9, location="right", pad=0.01)
     return fig, mats, trajs
 
 
