@@ -255,7 +255,8 @@ def test_plot_variants_matrices_and_trajectories():
     np.testing.assert_allclose(mats["SA"].sum(axis=1), 1.0)
     np.testing.assert_allclose(mats["Sinkhorn"].sum(axis=0), 1.0, atol=1e-9)
     assert np.all(np.triu(mats["causal"], 1) == 0)
-    np.testing.assert_allclose(mats["USA"], np.exp(2.0 * (X0 @ X0.T - 1)))  # n e^-beta A
+    # USA is shown as n e^{-beta} A
+    np.testing.assert_allclose(mats["USA"], np.exp(2.0 * (X0 @ X0.T - 1)))
     for tr in trajs.values():
         np.testing.assert_allclose(np.linalg.norm(tr.states, axis=-1), 1.0, atol=1e-12)
     assert not np.allclose(trajs["SA"].final, trajs["causal"].final)
