@@ -5,6 +5,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import re
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -23,6 +25,7 @@ from attnlib.viz.modelling import (
     VARIANTS,
     WarmSinkhornField,
     animate_states,
+    player_html,
     plot_snapshots,
     plot_variants,
     variant_field,
@@ -269,8 +272,10 @@ def test_animation_and_snapshots():
     X0 = sample_sphere(6, 3, rng=21)
     tr = simulate(Model(beta=1.0), X0, times=np.linspace(0, 1, 4), dt=0.1)
     anim = animate_states(tr.states, [f"{t:.1f}" for t in tr.times])
-    html = anim.to_jshtml()
+    html = player_html(anim)
     assert html.count("data:image/png") == 4
+    assert "//" not in "".join(re.findall(r"<link[^>]*>", html))  # no CDN stylesheet
+    assert "<link" in anim.to_jshtml()  # matplotlib's own player has one
     fig = plot_snapshots(tr, [0, 3])
     assert [ax.get_title() for ax in fig.axes] == ["t = 0", "t = 1"]
     with pytest.raises(ValueError, match="labels"):

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import re
+
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.animation import FuncAnimation
@@ -34,6 +36,7 @@ __all__ = [
     "plot_variants",
     "plot_circle_field",
     "animate_states",
+    "player_html",
 ]
 
 #: Model options of each attention variant (beta and Q, K are added by
@@ -392,3 +395,23 @@ def animate_states(
     anim = FuncAnimation(fig, update, frames=S.shape[0], interval=150, blit=False)
     plt.close(fig)
     return anim
+
+
+_EXTERNAL_LINK = re.compile(r"<link\b[^>]*href=\"(?:https?:)?//[^\"]*\"[^>]*>", re.S)
+
+
+def player_html(anim: FuncAnimation) -> str:
+    """The ``to_jshtml`` player of ``anim`` without its stylesheet link to a CDN.
+
+    matplotlib's player links Font Awesome 4 from ``maxcdn.bootstrapcdn.com``; the
+    book's theme already ships Font Awesome (whose ``fa`` classes draw the
+    buttons), and the pages must not load anything from another host.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> html = player_html(animate_states(np.eye(3)[None], ["t = 0"]))
+    >>> "bootstrapcdn" in html, html.count("data:image/png")
+    (False, 1)
+    """
+    return _EXTERNAL_LINK.sub("", anim.to_jshtml())

@@ -15,6 +15,7 @@ from typing import Any
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
+from IPython import get_ipython
 from IPython.display import clear_output, display
 
 from .._validation import check_int, check_real
@@ -95,9 +96,10 @@ class SphereExplorer:
             f"{clock} = {self.times[k]:.3g}",
             fontsize=10,
         )
-        with self.out:
-            clear_output(wait=True)
-            display(self.fig)
+        if get_ipython() is not None:  # show the figure in the widget's output area
+            with self.out:
+                clear_output(wait=True)
+                display(self.fig)
 
     def _ipython_display_(self) -> None:
         display(self.widget)
