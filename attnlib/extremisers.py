@@ -526,7 +526,7 @@ def minimise_configuration(
     beta: float = 1.0,
     rng: np.random.Generator | int,
     restarts: int = 8,
-    gtol: float = 1e-12,
+    gtol: float = 1e-9,
 ) -> Configuration:
     r"""Minimise :math:`E_\beta` over configurations of ``n`` points (repulsion).
 
@@ -549,7 +549,7 @@ def minimise_configuration(
     rng : Generator or int
     restarts : int >= 1
     gtol : float
-        Gradient tolerance of L-BFGS.
+        Gradient tolerance of L-BFGS (the energy error is of its square).
 
     Returns
     -------
