@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 import numpy as np
 from IPython import get_ipython
 from IPython.display import clear_output, display
@@ -160,18 +160,18 @@ def sphere_explorer(
     tt = widgets.FloatSlider(value=t_final, min=0.0, max=t_final,
                              step=times[1] - times[0], description="time",
                              continuous_update=True, style=style)
-    with plt.ioff():
-        fig = plt.figure(figsize=(9, 4))
-    ax3 = fig.add_subplot(1, 2, 1, projection="3d")
+    # a Figure outside pyplot: shown only through the output area (or explicitly),
+    # never again by the inline backend at the end of a later cell
+    fig = Figure(figsize=(9, 4))
+    ax3 = fig.add_axes((0.0, 0.0, 0.52, 0.92), projection="3d")
     draw_sphere(ax3)
-    ax = fig.add_subplot(1, 2, 2)
+    ax = fig.add_axes((0.6, 0.14, 0.38, 0.76))
     (curve,) = ax.plot([], [], color="C0")
     (marker,) = ax.plot([], [], "o", color="C3")
-    ax.set_xlim(0, t_final)
+    ax.set_xlim(-0.02 * t_final, 1.02 * t_final)
     ax.set_ylim(-0.1, 1.02)
     ax.set_ylabel(r"mean $\langle x_i, x_j\rangle$")
     ax.grid(alpha=0.3)
-    fig.tight_layout()
     out = widgets.Output()
     box = widgets.VBox([widgets.HBox([b, nn]), widgets.HBox([var, tt]), out])
     e = SphereExplorer(box, b, nn, var, tt, fig, times, out, int(seed), n_max)
