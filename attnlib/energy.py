@@ -1,4 +1,4 @@
-r"""Interaction energy :math:`E_\beta` of a particle configuration and its spherical gradient.
+r"""Interaction energies of particle configurations and measures, and their gradients.
 
 Normalisation (stated once, used everywhere; MATH.md §3, [GLPR] (3.5)):
 
@@ -8,6 +8,16 @@ Normalisation (stated once, used everywhere; MATH.md §3, [GLPR] (3.5)):
     \qquad \beta > 0,
 
 so that USA is ``dX/dt = n * energy_gradient(X, beta)`` (gradient ascent).
+
+The [BKKRW] energy with a symmetric interaction matrix ``D`` (:func:`energy_D`) is
+normalised **without** the factor 1/2 of the paper (as in their code):
+
+.. math::
+
+    E_D[\mu] = \iint e^{\langle x, D y\rangle}\,d\mu(x)\,d\mu(y),
+    \qquad E_{\beta I} = 2\beta\,E_\beta,
+
+for the empirical measure of ``X`` or for weights on a grid (``weights=``).
 """
 
 from __future__ import annotations
@@ -26,7 +36,9 @@ def _prepare(X, beta):
     batch = X.shape[0] if X.ndim == 3 else None
     beta = as_beta(beta, batch)
     if np.any(np.asarray(beta) <= 0):
-        raise ValueError("beta must be > 0 for the energy E_beta (it has a 1/(2 beta) factor)")
+        raise ValueError(
+            "beta must be > 0 for the energy E_beta (it has a 1/(2 beta) factor)"
+        )
     b = np.asarray(beta, dtype=X.dtype)
     if X.ndim == 3:
         b = b.reshape(-1, 1, 1) if b.ndim == 1 else b
@@ -36,8 +48,9 @@ def _prepare(X, beta):
 def log_energy(X: np.ndarray, beta: float | np.ndarray) -> np.ndarray | float:
     r"""Natural logarithm of :math:`E_\beta(X)`, finite for any ``beta > 0``.
 
-    Computed as :math:`\beta - \log(2\beta n^2) + \log\sum_{ij} e^{\beta(\langle x_i,x_j\rangle - 1)}`,
-    whose exponentials are all ``<= 1``.
+    Computed as
+    :math:`\beta - \log(2\beta n^2) + \log\sum_{ij} e^{\beta(\langle x_i,x_j\rangle-1)}`
+    (all exponentials of the sum are ``<= 1``).
 
     Parameters
     ----------
@@ -59,7 +72,11 @@ def log_energy(X: np.ndarray, beta: float | np.ndarray) -> np.ndarray | float:
 
 
 def energy(X: np.ndarray, beta: float | np.ndarray) -> np.ndarray | float:
-    r"""Interaction energy :math:`E_\beta(X) = \frac{1}{2\beta n^2}\sum_{ij} e^{\beta\langle x_i,x_j\rangle}`.
+    r"""Interaction energy :math:`E_\beta` of [GLPR] (3.5) for particles.
+
+    .. math::
+
+        E_\beta(X) = \frac{1}{2\beta n^2}\sum_{ij} e^{\beta\langle x_i,x_j\rangle}.
 
     Parameters
     ----------
@@ -86,12 +103,19 @@ def energy(X: np.ndarray, beta: float | np.ndarray) -> np.ndarray | float:
     """
     le = log_energy(X, beta)
     if np.any(np.asarray(le) > 709.0):
-        raise ValueError("energy overflows float64 for this beta; use attnlib.log_energy")
+        raise ValueError(
+            "energy overflows float64 for this beta; use attnlib.log_energy"
+        )
     return float(np.exp(le)) if np.ndim(le) == 0 else np.exp(le)
 
 
 def energy_gradient(X: np.ndarray, beta: float | np.ndarray) -> np.ndarray:
-    r"""Spherical gradient of :math:`E_\beta`: :math:`\frac{1}{n^2}\sum_j e^{\beta\langle x_i,x_j\rangle} P_{x_i} x_j`.
+    r"""Spherical gradient of :math:`E_\beta`.
+
+    .. math::
+
+        \nabla_{x_i} E_\beta
+        = \frac{1}{n^2}\sum_j e^{\beta\langle x_i,x_j\rangle} P_{x_i} x_j.
 
     Equal to ``1/n`` times the USA velocity field (MATH.md §3).
 
@@ -106,7 +130,9 @@ def energy_gradient(X: np.ndarray, beta: float | np.ndarray) -> np.ndarray:
     W = np.exp(b * (G - 1.0))
     scale = np.exp(np.asarray(b, dtype=np.float64)) / (n * n)
     if np.any(~np.isfinite(scale)):
-        raise ValueError("energy gradient overflows float64 for this beta (beta > ~700)")
+        raise ValueError(
+            "energy gradient overflows float64 for this beta (beta > ~700)"
+        )
     return (scale * project(X, W @ X)).astype(X.dtype, copy=False)
 
 

@@ -53,7 +53,10 @@ def plot_sphere_configuration(ax, X, D, *, title=None, size=12, res=40):
     P = np.stack([np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v)], axis=-1)
     q = _quad(P, D)
     span = q.max() - q.min()
-    col = plt.get_cmap(CMAP)((q - q.min()) / (span if span > 0 else 1.0))
+    if span < 1e-9 * max(1.0, float(np.abs(q).max())):  # constant form, e.g. D = I
+        col = plt.get_cmap(CMAP)(np.full(q.shape, 0.5))
+    else:
+        col = plt.get_cmap(CMAP)((q - q.min()) / span)
     ax.plot_surface(P[..., 0], P[..., 1], P[..., 2], facecolors=col, alpha=0.35,
                     linewidth=0, shade=False, rstride=1, cstride=1)
     X = np.asarray(X)
@@ -91,8 +94,9 @@ def plot_cluster_fractions(ax, lams, counts, *, reference=None):
                    label="[BKKRW] single-cluster window")
     ax.set_xlabel(r"$\lambda$ in $D = \mathrm{diag}(1, \lambda)$")
     ax.set_ylabel("fraction of runs")
-    ax.set_ylim(0, 1.05)
-    ax.legend(fontsize=8, loc="lower center")
+    ax.set_ylim(0, 1.0)
+    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2,
+              frameon=False)
 
 
 def plot_four_particle_law(ax, lams, curves):
