@@ -313,10 +313,13 @@ class GaussianTrajectory:
         Symmetric positive semi-definite (``L L^T`` of the integrated factor).
     blowup : bool
         Whether the trace of the covariance exceeded ``max_trace`` (or overflowed).
+        This also flags fast exponential growth; compare ``t_stop`` across
+        thresholds to tell it from a finite-time blow-up.
     blowup_time : float
         Estimated blow-up time :math:`t_{\\rm stop} + \\operatorname{tr}\\Sigma /
-        \\tfrac{d}{dt}\\operatorname{tr}\\Sigma` (exact for
-        :math:`\\Sigma \\sim S/(t^*-t)`); ``inf`` without blow-up.
+        \\tfrac{d}{dt}\\operatorname{tr}\\Sigma`, exact to first order for
+        :math:`\\Sigma \\sim S/(t^*-t)` (for exponential growth at rate ``r`` it is
+        only ``t_stop + 1/r``); ``inf`` when the threshold was not reached.
     t_stop : float
         Time at which the integration ended.
     final_mean, final_covariance : ndarray

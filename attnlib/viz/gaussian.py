@@ -130,13 +130,14 @@ def plot_moment_tracking(times, particle_covs, ode_covs, *, ax=None):
     return ax
 
 
-def plot_convergence(ns: Sequence[int], errors: Sequence[float], *, ax=None):
+def plot_convergence(ns: Sequence[int], errors: Sequence[float], *, ax=None,
+                     label: str = "particles vs ODE"):
     """Log-log plot of the particle/ODE discrepancy with an ``n^{-1/2}`` guide."""
     if ax is None:
         _, ax = plt.subplots(figsize=(5, 3.5))
     ns = np.asarray(ns, float)
     errors = np.asarray(errors, float)
-    ax.loglog(ns, errors, "o-", label="max |Σ_particles − Σ_ODE|")
+    ax.loglog(ns, errors, "o-", label=label)
     ax.loglog(ns, errors[0] * np.sqrt(ns[0] / ns), "k--", label=r"$\propto n^{-1/2}$")
     ax.set_xlabel("number of particles n")
     ax.set_ylabel("error at final time")
