@@ -218,6 +218,18 @@ def test_fig2_single_cluster_window():
     assert np.allclose(np.abs(two[..., 0]), 1.0, atol=1e-3)
 
 
+def test_negative_definite_ascent_gives_antipodal_pairs():
+    D = -np.diag([1.0, 2.0, 3.0])
+    res = energy_flow(sample_sphere(60, 3, rng=4, batch=3), D, tau=1.0, steps=600,
+                      record_every=600)
+    assert np.all(cluster_count(res.final, delta=1e-2) == 2)
+    assert np.allclose(np.abs(res.final[..., 2]), 1.0, atol=1e-6)
+    p = (res.final[..., 2] > 0).mean(axis=1)
+    want = (p**2 + (1 - p) ** 2) * np.exp(-3.0) + 2 * p * (1 - p) * np.exp(3.0)
+    assert np.allclose(res.energies[-1], want)
+    assert np.all(res.energies[-1] <= np.cosh(3.0) + 1e-12)
+
+
 def test_psd_descent_minimisers_live_in_the_kernel():
     D = np.diag([1.0, 0.0, 1.0])  # ker D = span(e2)
     res = energy_flow(sample_sphere(30, 3, rng=9), D, direction="descent", tau=1.0,
