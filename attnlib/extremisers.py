@@ -224,7 +224,7 @@ def energy_flow(
 
     s = _spectral_shift(D).astype(X.dtype)  # ||D||_2 per member
     norm = np.maximum(s, np.finfo(X.dtype).tiny)
-    escale = np.exp(np.minimum(s, 700.0))
+    escale = np.exp(np.minimum(s.astype(np.float64), 700.0))  # float64 energies
     if np.any(s > 700.0):
         raise ValueError("D has ||D||_2 > 700: the energy overflows float64")
 
@@ -247,13 +247,13 @@ def energy_flow(
         if metric == "sa":
             F = F / W.sum(axis=-1, keepdims=True)
         else:
-            F = F * (escale / n)[:, None, None]
+            F = F * (escale / n).astype(X.dtype)[:, None, None]
         if projected:
             F = F - np.sum(X * F, axis=-1, keepdims=True) * X
         return F
 
     def advance(X, F, t):
-        Y = X + (sign * t)[:, None, None] * F
+        Y = X + (sign * t).astype(X.dtype)[:, None, None] * F
         nrm = np.linalg.norm(Y, axis=-1, keepdims=True)
         if np.any(nrm == 0) or not np.all(np.isfinite(nrm)):
             raise FloatingPointError(

@@ -153,6 +153,16 @@ def test_ensemble_equals_single_runs():
 # -------------------------------------------------------------------- flows
 
 
+@pytest.mark.parametrize("metric", ["wasserstein", "sa"])
+def test_flow_preserves_float32(metric):
+    X = sample_sphere(10, 3, rng=13).astype(np.float32)
+    res = energy_flow(X, np.diag([1.0, 2.0, 3.0]), metric=metric, steps=20)
+    assert res.final.dtype == np.float32
+    ref = energy_flow(retract(X.astype(np.float64)), np.diag([1.0, 2.0, 3.0]),
+                      metric=metric, steps=20)
+    assert np.allclose(res.final, ref.final, atol=1e-4)
+
+
 @pytest.mark.parametrize("direction", ["ascent", "descent"])
 @pytest.mark.parametrize("metric", ["wasserstein", "sa"])
 def test_stable_flow_is_monotone_even_with_a_huge_step(direction, metric):
