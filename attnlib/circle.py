@@ -992,8 +992,9 @@ def mean_field(
     \rho(\varphi)\,d\varphi` (SA). Convolutions are products of Fourier coefficients
     (the kernels' coefficients are Bessel functions), :math:`\partial_\theta` is
     spectral, the flux :math:`\rho v` is formed on the grid and the time stepping is
-    RK4 with steps bounded by ``dt`` and by ``cfl * (2pi/M) / max|v|``. The mass
-    (the zero mode) is conserved to rounding. For empirical measures
+    RK4 with steps bounded by ``dt``, by ``cfl * (2pi/M) / max|v|`` and by
+    :math:`0.1/\max_k\lambda_k` (the fastest linear rate, :func:`growth_rates`).
+    The mass (the zero mode) is conserved to rounding. For empirical measures
     :math:`\rho = \frac1n\sum\delta_{\theta_i}` the same equation is the particle
     system.
 
@@ -1067,6 +1068,10 @@ def mean_field(
     fhat = np.where(ak <= Kc, b[ia] * np.sign(kk) / 2j, 0.0)
     # conv(theta) = int f(theta - phi) rho(phi) dphi = ifft(2 pi fhat_k rho_hat_k M)
     scale = np.exp(beta) if normalization == "usa" else 1.0
+    # fastest linear rate at the uniform density: resolve it (h * rate <= 0.1)
+    kb = np.arange(b.size) * b / 2.0
+    lam_max = float(np.max(kb)) * (scale if normalization == "usa" else 1.0 / a[0])
+    dt = min(dt, 0.1 / max(lam_max, 1e-300))
     ik = 1j * kk
     ik[M // 2] = 0.0  # Nyquist mode of a real derivative
 

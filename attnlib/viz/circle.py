@@ -231,6 +231,10 @@ def kuramoto_figure(
     axes[0].legend(fontsize=8)
     axes[0].set_title(f"Lorentzian frequencies, gamma = {gamma:g}", fontsize=10)
     if r_t is not None:
+        if r_t.shape[1] != len(K):
+            raise ValueError(
+                f"r_t must have one column per coupling ({len(K)}), got {r_t.shape}"
+            )
         for j in range(r_t.shape[1]):
             axes[1].plot(times, r_t[:, j], lw=0.9, label=f"K = {K[j]:g}")
         axes[1].set_xlabel("t")
