@@ -86,6 +86,20 @@ def test_psd_energy_at_least_one_and_equal_on_kernel():
     assert energy_D(ker, D) == pytest.approx(1.0)
 
 
+def test_energy_bounds_of_the_two_theorems():
+    rng = np.random.default_rng(14)
+    Xb = sample_sphere(25, 3, rng=rng, batch=40)
+    A = np.diag([0.5, 1.2, 2.0])
+    # negative definite: E <= cosh(alpha), equality for the balanced antipodal pair
+    assert np.all(energy_D(Xb, -A) <= np.cosh(2.0))
+    pair = np.array([[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]])
+    assert energy_D(pair, -A) == pytest.approx(np.cosh(2.0))
+    # lambda_max >= |lambda_min|: E <= e^{lambda_max}, equality for the Dirac
+    D = np.diag([-1.5, 0.3, 2.0])
+    assert np.all(energy_D(Xb, D) <= np.exp(2.0))
+    assert energy_D(pair[:1], D) == pytest.approx(np.exp(2.0))
+
+
 def test_two_particle_energies_and_crossing():
     def energies(lam):
         D = np.diag([-1.0, lam])
