@@ -272,6 +272,10 @@ def test_mean_field_mass_and_particles(normalization):
         )
         errs.append(circle_wasserstein(tr.final, sol.densities[-1]))
     assert errs[1] < 2e-4 and errs[0] / errs[1] > 5
+    # ... and their histogram equals the cell averages of the density
+    h, _ = np.histogram(tr.final, bins=32, range=(0, TWO_PI), density=True)
+    cells = sol.densities[-1].reshape(32, -1).mean(axis=1)
+    assert np.max(np.abs(h - cells)) < 0.02 * np.max(cells)
     # i.i.d. samples: W1 to the density decreases like n^{-1/2} (amplified in time)
     w1 = []
     for n in (2000, 20000):
