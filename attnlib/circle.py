@@ -77,6 +77,7 @@ TWO_PI = 2.0 * np.pi
 _MAX_BETA_USA = 700.0
 _METHODS = ("auto", "fourier", "direct")
 _CHUNK = 4096  # particles per chunk in the Fourier evaluation (cache sized)
+_DIRECT_ENTRIES = 1 << 21  # largest (rows x n) tile of the direct evaluation (16 MB)
 
 
 # --------------------------------------------------------------------- validation
@@ -289,6 +290,7 @@ def _velocity_direct(theta, beta, normalization, block):
             [_velocity_direct(t, beta, normalization, block) for t in theta]
         )
     n = theta.shape[0]
+    block = max(1, min(block, _DIRECT_ENTRIES // n))  # a tile holds <= 2^21 entries
     c, s = np.cos(theta), np.sin(theta)
     cs = np.stack([c, s, np.ones_like(c)], axis=1)  # (n, 3)
     out = np.empty(n, dtype=np.float64)
@@ -341,8 +343,9 @@ def angle_velocity(
     method : {"auto", "fourier", "direct"}
         ``"fourier"``: :math:`O(nK)` through the Jacobi–Anger expansion with
         ``K = bessel_modes(beta, tol=tol)`` (or ``modes``); ``"direct"``: the
-        :math:`O(n^2)` double sum in row blocks of ``block`` (memory
-        :math:`O(n\cdot\text{block})`); ``"auto"``: direct for ``n <= 2K``.
+        :math:`O(n^2)` double sum in row blocks of at most ``block`` rows and
+        :math:`2^{21}` entries (never an ``n x n`` array); ``"auto"``: direct for
+        ``n <= 2K``.
     tol : float
         Relative truncation tolerance of the Fourier method.
     modes : int, optional

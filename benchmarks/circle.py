@@ -2,8 +2,9 @@
 
 Run with ``python benchmarks/circle.py``. Prints, in one run,
 
-* the time of one USA velocity evaluation by the O(n^2) double sum (row blocks of
-  512, never an n x n array) and by the O(nK) Fourier method at n = 1e4 and 1e5,
+* the time of one USA velocity evaluation by the O(n^2) double sum (row blocks of at
+  most 512 rows and 2^21 entries, never an n x n array) and by the O(nK) Fourier
+  method at n = 1e4 and 1e5,
   their ratio and their largest difference relative to the field's scale;
 * the time of one explicit Euler step and of one RK4 step of USA at n = 2e5
   (target: one step in at most 0.5 s).

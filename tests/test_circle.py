@@ -402,3 +402,30 @@ def test_bad_inputs():
         growth_rates(1.5, 1.0)
     with pytest.raises(ValueError, match="beta"):
         torus_energy([0.0], 0.0)
+
+
+# ------------------------------------------------------- sympy vs numerics
+def test_sympy_spaced_state_and_linear_rate():
+    import sympy as sp
+
+    b = sp.symbols(r"\beta", positive=True)
+    T = sp.symbols("t1:4", real=True)
+
+    def f(d):
+        return sp.exp(b * sp.cos(d)) * sp.sin(d)
+
+    V = sp.Matrix([-sum(f(T[i] - T[j]) for j in range(3)) / 3 for i in range(3)])
+    J = V.jacobian(T).subs({T[0]: 0, T[1]: 2 * sp.pi / 3, T[2]: 4 * sp.pi / 3})
+    for beta in (0.5, 2.0, 7.0):
+        ev = np.sort(np.linalg.eigvals(np.array(J.subs(b, beta).evalf(), float)).real)
+        closed = (3 * beta + 2) * np.exp(-beta / 2) / 4
+        assert np.allclose(ev, [0.0, closed, closed], atol=1e-12)
+        assert np.allclose(np.sort(spaced_state_eigenvalues(3, beta)), ev, atol=1e-12)
+    # linear rate: -d/dtheta (rho_0 v) for rho = 1/(2 pi) + eps cos(k theta)
+    k = sp.symbols("k", integer=True, positive=True)
+    th, ph = sp.symbols(r"\theta \varphi", real=True)
+    integrand = sp.expand(sp.expand_trig(sp.sin(k * th - k * ph)) * sp.cos(k * ph))
+    v = -2 * k * sp.besseli(k, b) / b * sp.integrate(integrand, (ph, 0, 2 * sp.pi))
+    lam = sp.simplify(-sp.diff(v / (2 * sp.pi), th) / sp.cos(k * th))
+    for kk, beta in ((1, 0.7), (3, 4.0), (6, 16.0)):
+        assert np.isclose(float(lam.subs({k: kk, b: beta})), growth_rates(kk, beta))
