@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 
@@ -207,3 +209,39 @@ def test_dtype_is_preserved(dtype, rng):
     traj = al.simulate(Model(beta=1.0), X, t_final=0.5, dt=0.1)
     assert traj.final.dtype == dtype
     assert sample_sphere(4, 3, rng=0).dtype == np.float64
+
+
+def _clustered(rng, n=32, d=3):
+    # two tight clusters: the regime where plain Sinkhorn iterations crawl
+    c = al.retract(rng.standard_normal((2, d)))
+    X = c[rng.integers(0, 2, n)] + 1e-3 * rng.standard_normal((n, d))
+    return al.retract(X)
+
+
+def test_sinkhorn_newton_steps_match_plain_iterations(rng, monkeypatch):
+    import attnlib.attention as att
+
+    L = 4.0 * (lambda X: X @ X.T)(_clustered(rng))
+    fast = al.sinkhorn(L, tol=1e-13, max_iter=1000)
+    assert fast.converged and fast.n_iter < 60
+    monkeypatch.setattr(att, "_NEWTON_MAX_N", 0)  # plain iterations only
+    slow = al.sinkhorn(L, tol=1e-13, max_iter=200_000)
+    assert slow.converged and slow.n_iter > 10 * fast.n_iter
+    np.testing.assert_allclose(fast.matrix, slow.matrix, atol=1e-12)
+
+
+def test_sinkhorn_warm_start_along_a_trajectory(rng):
+    X0 = sample_sphere(24, 3, rng=rng)
+    m = Model(beta=4.0, kernel="sinkhorn", sinkhorn_tol=1e-11)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no solve may stop at the cap
+        traj = al.simulate(m, X0, times=[0.0, 5.0, 15.0], dt=0.05)
+    assert al.cluster_count(traj.final) < 24
+    cold = Model(beta=4.0, kernel="sinkhorn", sinkhorn_warm_start=False)
+    for X in traj.states:
+        np.testing.assert_allclose(m.attention(X), cold.attention(X), atol=1e-10)
+    r = al.sinkhorn(4.0 * X0 @ X0.T, tol=1e-12)
+    again = al.sinkhorn(4.0 * X0 @ X0.T, tol=1e-12, init=r.log_scaling)
+    assert again.n_iter == 1 and again.converged
+    with pytest.raises(ValueError, match="init"):
+        al.sinkhorn(np.zeros((3, 3)), init=np.zeros(4))
