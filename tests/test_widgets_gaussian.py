@@ -36,14 +36,19 @@ def test_widget_redraws_on_every_control():
     pts0 = _points(ax).copy()
     w.sliders["frame"].value = 0
     assert ax.get_title() != title0
-    assert ax.get_title().startswith("t = 0.000")
+    assert ax.get_title().startswith("softmax: t = 0.000")
     pts1 = _points(ax).copy()
     assert not np.allclose(pts0, pts1)
     w.sliders["seed"].value = 3
     assert not np.allclose(_points(ax), pts1)
     w.sliders["preset"].value = "decay to a point (Q = -I)"
     w.sliders["frame"].value = 5
-    assert "t*" not in ax.get_title()  # no blow-up for Q = -I
+    assert "stop" not in ax.get_title()  # no blow-up for Q = -I
+    pts2 = _points(ax).copy()
+    w.sliders["kernel"].value = "l2"
+    assert ax.get_title().startswith("l2:")
+    assert not np.allclose(_points(ax), pts2)
+    assert w.scenario().states.shape[1:] == (60, 2)
 
 
 def test_widget_ellipse_is_the_ode_prediction():
@@ -67,6 +72,9 @@ def test_presets_and_bad_name():
         assert preset_model(name, 1).sphere is False
     with pytest.raises(ValueError, match="name must be one of"):
         preset_model("nope")
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        preset_model("decay to a point (Q = -I)", kernel="sigmoid")
+    assert preset_model("decay to a point (Q = -I)", kernel="l2").kernel == "l2"
 
 
 def test_animation_and_disc():

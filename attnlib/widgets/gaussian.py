@@ -28,8 +28,16 @@ PRESETS = {
 }
 
 
+#: Kernels offered by the widget. Sinkhorn is left out: on a growing cloud the plan
+#: needs hundreds of iterations per step, far too slow for a slider.
+KERNEL_CHOICES = ("softmax", "l2")
+
+
 def preset_model(name: str, seed: int = 0, *, kernel: str = "softmax") -> Model:
-    """The ``Model`` (``sphere=False``) of a preset; random ones drawn from ``seed``."""
+    """The ``Model`` (``sphere=False``) of a preset; random ones drawn from ``seed``.
+
+    ``kernel`` is ``"softmax"`` or ``"l2"``.
+    """
     if name not in PRESETS:
         raise ValueError(f"name must be one of {tuple(PRESETS)}, got {name!r}")
     spec = PRESETS[name]
@@ -39,24 +47,31 @@ def preset_model(name: str, seed: int = 0, *, kernel: str = "softmax") -> Model:
         V = np.eye(2) + 0.5 * g.standard_normal((2, 2)) / np.sqrt(2)
     else:
         Q, K, V = spec
+    if kernel not in KERNEL_CHOICES:
+        raise ValueError(f"kernel must be one of {KERNEL_CHOICES}, got {kernel!r}")
     return Model(Q=Q, K=K, V=V, kernel=kernel, sphere=False)
 
 
 def gaussian_widget(*, preset: str = "blow-up (Q, K of the reference)", seed: int = 0,
-                    n: int = 300, t_max: float = 2.0, frames: int = 25) -> W.VBox:
-    """Choose (Q, K, V) and a seed; move through time to watch the cloud.
+                    kernel: str = "softmax", n: int = 300, t_max: float = 2.0,
+                    frames: int = 25) -> W.VBox:
+    """Choose (Q, K, V), the attention kernel and a seed; move through time.
 
     The particles are ``n`` samples of N(alpha0, Sigma0) moved by softmax attention;
     the red ellipses are the 1- and 2-sigma ellipses of the Gaussian predicted by the
-    (alpha, Sigma) equations. Setting any control's ``value`` redraws the figure.
+    (alpha, Sigma) equations of the chosen kernel (softmax or L2). Setting
+    any control's ``value`` redraws the figure.
 
     Returns
     -------
     ipywidgets.VBox
-        With attributes ``sliders`` (keys ``"preset"``, ``"seed"``, ``"frame"``),
-        ``fig``, ``ax`` and ``output``.
+        With attributes ``sliders`` (keys ``"preset"``, ``"kernel"``, ``"seed"``,
+        ``"frame"``), ``fig``, ``ax``, ``output`` and ``scenario()`` (the current
+        :class:`attnlib.viz.gaussian.CloudScenario`).
     """
     w_preset = W.Dropdown(options=list(PRESETS), value=preset, description="Q, K, V")
+    w_kernel = W.Dropdown(options=list(KERNEL_CHOICES), value=kernel,
+                          description="kernel")
     w_seed = W.IntSlider(value=seed, min=0, max=20, description="seed")
     w_frame = W.IntSlider(value=frames - 1, min=0, max=frames - 1, description="frame")
     out = W.Output()
@@ -65,7 +80,7 @@ def gaussian_widget(*, preset: str = "blow-up (Q, K of the reference)", seed: in
     state: dict = {}
 
     def recompute(*_):
-        model = preset_model(w_preset.value, w_seed.value)
+        model = preset_model(w_preset.value, w_seed.value, kernel=w_kernel.value)
         state["sc"] = cloud_scenario(model, ALPHA0, SIGMA0, n=n, seed=w_seed.value,
                                      t_max=t_max, frames=frames)
         P = state["sc"].states.reshape(-1, 2)
@@ -79,19 +94,22 @@ def gaussian_widget(*, preset: str = "blow-up (Q, K of the reference)", seed: in
         sc = state["sc"]
         k = min(w_frame.value, len(sc.times) - 1)
         ax.clear()
-        t_star = "" if not np.isfinite(sc.t_star) else f", t* = {sc.t_star:.3f}"
+        t_star = "" if not np.isfinite(sc.t_star) else f", stop {sc.t_star:.3f}"
         draw_cloud(ax, sc.states[k], sc.means[k], sc.covariances[k], lim=state["lim"],
-                   title=f"t = {sc.times[k]:.3f}{t_star}")
+                   title=f"{w_kernel.value}: t = {sc.times[k]:.3f}{t_star}")
         with out:
             clear_output(wait=True)
             display(fig)
 
     w_preset.observe(recompute, names="value")
     w_seed.observe(recompute, names="value")
+    w_kernel.observe(recompute, names="value")
     w_frame.observe(redraw, names="value")
     recompute()
-    box = W.VBox([W.HBox([w_preset, w_seed]), w_frame, out])
-    box.sliders = {"preset": w_preset, "seed": w_seed, "frame": w_frame}
+    box = W.VBox([W.HBox([w_preset, w_kernel]), W.HBox([w_seed, w_frame]), out])
+    box.sliders = {"preset": w_preset, "kernel": w_kernel, "seed": w_seed,
+                   "frame": w_frame}
+    box.scenario = lambda: state["sc"]
     box.fig = fig
     box.ax = ax
     box.output = out
