@@ -594,7 +594,7 @@ def blowup_time(model: Model, Sigma0: Any) -> float:
     return 1.0 / lam if lam > 0 else float("inf")
 
 
-# ------------------------------------------------------------ particle helpers
+# --------------------------------------------------- particle clouds and shapes
 def sample_gaussian(alpha: Any, Sigma: Any, n: int, *, rng: Any) -> np.ndarray:
     r"""``n`` i.i.d. samples of :math:`\mathcal N(\alpha, \Sigma)` (``Sigma`` PSD).
 

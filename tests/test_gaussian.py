@@ -270,7 +270,7 @@ def test_sigmoid_changes_the_kurtosis():
     assert k[0] - k[-1] > 1.5  # the cloud becomes a ring: platykurtic
 
 
-def test_helpers():
+def test_shape_measures_and_sampling():
     S = np.diag([4.0, 1.0])
     assert condition_number(S) == 4.0
     assert condition_number(np.diag([1.0, 0.0])) == np.inf
