@@ -21,11 +21,10 @@ from attnlib import (
     simulate,
 )
 from attnlib.symbolic import energy_gradient_identity, norm_rate, two_particle_angle
+from attnlib.viz import player_html
 from attnlib.viz.modelling import (
     VARIANTS,
-    WarmSinkhornField,
     animate_states,
-    player_html,
     plot_snapshots,
     plot_variants,
     variant_field,
@@ -227,16 +226,6 @@ def test_l2_equals_softmax_on_sphere_with_equal_q_k():
 
 
 # --------------------------------------------------------------- variant helpers
-def test_warm_sinkhorn_matches_core():
-    X = sample_sphere(20, 3, rng=17)
-    Q = np.eye(3) + 0.3 * np.random.default_rng(18).standard_normal((3, 3))
-    for beta in (0.5, 4.0):
-        f = WarmSinkhornField(beta, Q=Q, tol=1e-13, max_iter=100000)
-        core = Model(beta=beta, Q=Q, kernel="sinkhorn", sinkhorn_max_iter=100000)
-        np.testing.assert_allclose(f(X), core.velocity(X), atol=1e-11)
-        assert f.column_errors[-1] <= 1e-13
-    with pytest.raises(ValueError, match="beta"):
-        WarmSinkhornField(200.0)
 
 
 def test_variant_field_usa_clock_and_models():
@@ -282,3 +271,13 @@ def test_animation_and_snapshots():
         animate_states(tr.states, ["a"])
     with pytest.raises(ValueError, match="states"):
         animate_states(tr.states[..., :2], ["a"] * 4)
+
+
+def test_sinkhorn_variant_field_matches_cold_core_solve():
+    X = sample_sphere(20, 3, rng=17)
+    Q = np.eye(3) + 0.3 * np.random.default_rng(18).standard_normal((3, 3))
+    for beta in (0.5, 4.0):
+        f = variant_field("Sinkhorn", beta, Q=Q, K=Q)
+        cold = Model(beta=beta, Q=Q, K=Q, kernel="sinkhorn", sinkhorn_warm_start=False)
+        for _ in range(2):  # the second call is warm-started by the first
+            np.testing.assert_allclose(f(X), cold.velocity(X), atol=1e-9)

@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import re
-
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.animation import FuncAnimation
@@ -28,7 +26,6 @@ __all__ = [
     "variant_model",
     "variant_field",
     "usa_clock",
-    "WarmSinkhornField",
     "variant_trajectory",
     "draw_sphere",
     "token_colors",
@@ -36,7 +33,6 @@ __all__ = [
     "plot_variants",
     "plot_circle_field",
     "animate_states",
-    "player_html",
 ]
 
 #: Model options of each attention variant (beta and Q, K are added by
@@ -63,62 +59,6 @@ def variant_model(
     """
     check_choice(name, "name", tuple(VARIANTS))
     return Model(beta=beta, Q=Q, K=K, **VARIANTS[name])
-
-
-class WarmSinkhornField:
-    r"""Sinkhorn-attention velocity field with warm-started scalings, for trajectories.
-
-    Along a trajectory the doubly stochastic matrix changes little from one
-    evaluation to the next, so the Sinkhorn scalings of the previous call are a
-    good start: each call iterates :math:`u = 1/(Kv)`, :math:`v = 1/(K^\top u)` with
-    :math:`K_{ij} = e^{\beta(\langle Qx_i, Kx_j\rangle - m)}` until every column sum
-    is within ``tol`` of one (at most ``max_iter`` iterations), then normalises the
-    rows exactly. The plan is the one of :class:`attnlib.Model` with
-    ``kernel="sinkhorn"``; the scaling form (rather than the log domain) is safe
-    because :math:`e^{-2\beta |Q||K|}` stays far above the float64 range for
-    ``beta <= 100``.
-
-    Attributes
-    ----------
-    column_errors : list of float
-        Largest ``|column sum - 1|`` at the end of each call.
-    """
-
-    def __init__(
-        self,
-        beta: float,
-        *,
-        Q: np.ndarray | None = None,
-        K: np.ndarray | None = None,
-        tol: float = 1e-9,
-        max_iter: int = 200,
-    ) -> None:
-        self.beta = check_real(beta, "beta", low=0.0, high=100.0)
-        self.Q = None if Q is None else np.asarray(Q, dtype=float)
-        self.K = None if K is None else np.asarray(K, dtype=float)
-        self.tol = check_real(tol, "tol", low=0.0, strict_low=True)
-        self.max_iter = int(max_iter)
-        self.column_errors: list[float] = []
-        self._v: np.ndarray | None = None
-
-    def __call__(self, X: np.ndarray) -> np.ndarray:
-        QX = X if self.Q is None else X @ self.Q.T
-        KX = X if self.K is None else X @ self.K.T
-        L = self.beta * (QX @ KX.T)
-        W = np.exp(L - L.max())
-        n = X.shape[0]
-        v = self._v if self._v is not None and self._v.shape == (n,) else np.ones(n)
-        for _ in range(self.max_iter):
-            u = 1.0 / (W @ v)
-            err = float(np.max(np.abs(v * (W.T @ u) - 1.0)))
-            if err <= self.tol:
-                break
-            v = 1.0 / (W.T @ u)
-            v /= v.max()
-        self._v = v
-        self.column_errors.append(err)
-        Y = (u[:, None] * W * v[None, :]) @ X
-        return Y - np.sum(Y * X, axis=1, keepdims=True) * X
 
 
 def usa_clock(
@@ -149,12 +89,10 @@ def variant_field(
     Every variant uses its own time, except USA with ``usa_clock_rescaled=True``,
     whose field is then multiplied by :math:`e^{-c}` with :math:`c` from
     :func:`usa_clock` (clock :math:`s = e^{c} t`; :math:`c = \beta` for
-    :math:`Q = K = I`): same trajectories, bounded speed. Sinkhorn uses a fresh
-    :class:`WarmSinkhornField` per call of this function.
+    :math:`Q = K = I`): same trajectories, bounded speed. Each call builds a fresh
+    model, so the Sinkhorn warm start follows one trajectory.
     """
     model = variant_model(name, beta, Q=Q, K=K)
-    if name == "Sinkhorn":
-        return WarmSinkhornField(beta, Q=Q, K=K)
     if name != "USA" or not usa_clock_rescaled:
         return model.rhs
     scale = float(np.exp(-usa_clock(beta, Q, K)))
@@ -395,23 +333,3 @@ def animate_states(
     anim = FuncAnimation(fig, update, frames=S.shape[0], interval=150, blit=False)
     plt.close(fig)
     return anim
-
-
-_EXTERNAL_LINK = re.compile(r"<link\b[^>]*href=\"(?:https?:)?//[^\"]*\"[^>]*>", re.S)
-
-
-def player_html(anim: FuncAnimation) -> str:
-    """The ``to_jshtml`` player of ``anim`` without its stylesheet link to a CDN.
-
-    matplotlib's player links Font Awesome 4 from ``maxcdn.bootstrapcdn.com``; the
-    book's theme already ships Font Awesome (whose ``fa`` classes draw the
-    buttons), and the pages must not load anything from another host.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> html = player_html(animate_states(np.eye(3)[None], ["t = 0"]))
-    >>> "bootstrapcdn" in html, html.count("data:image/png")
-    (False, 1)
-    """
-    return _EXTERNAL_LINK.sub("", anim.to_jshtml())
