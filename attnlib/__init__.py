@@ -2,8 +2,11 @@
 
 The numerical library of the book *The Mathematics of Transformers*. Arrays have shape
 ``(n, d)`` for one configuration of ``n`` tokens in dimension ``d`` and ``(B, n, d)``
-for an ensemble. The numerical core imports only numpy and scipy; plotting lives in
-:mod:`attnlib.viz` and widgets in :mod:`attnlib.widgets`.
+for an ensemble. The core (this namespace) and the topic modules
+:mod:`attnlib.clustering`, :mod:`attnlib.gaussian`, :mod:`attnlib.circle` and
+:mod:`attnlib.extremisers` import only numpy and scipy; the sympy derivations live in
+:mod:`attnlib.symbolic`, plotting in :mod:`attnlib.viz` and widgets in
+:mod:`attnlib.widgets`, none of which is imported here.
 """
 
 from .attention import (
@@ -15,7 +18,15 @@ from .attention import (
     sinkhorn,
     velocity,
 )
-from .energy import energy, energy_gradient, log_energy
+from . import circle, clustering, extremisers, gaussian
+from .energy import (
+    energy,
+    energy_D,
+    energy_D_field,
+    energy_D_gradient,
+    energy_gradient,
+    log_energy,
+)
 from .equiangular import equiangular_gamma, equiangular_rhs, equiangular_time_to
 from .integrate import METHODS, Trajectory, glpr_usa_step, simulate
 from .metrics import all_within, cluster_count, cluster_labels, gram, pair_fraction
@@ -34,8 +45,15 @@ __all__ = [
     "attention_matrix",
     "cluster_count",
     "cluster_labels",
+    "circle",
+    "clustering",
     "energy",
+    "energy_D",
+    "energy_D_field",
+    "energy_D_gradient",
     "energy_gradient",
+    "extremisers",
+    "gaussian",
     "equiangular_gamma",
     "equiangular_rhs",
     "equiangular_time_to",

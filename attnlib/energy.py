@@ -219,8 +219,10 @@ def _spectral_shift(D: np.ndarray) -> np.ndarray:
 def _kernel_D(X, D):
     """Shifted kernel ``exp(<x_i, D x_j> - s)``, shift ``s = ||D||_2``, and ``s``."""
     s = _spectral_shift(D)
-    DX = X @ np.swapaxes(D, -1, -2).astype(X.dtype) if D.ndim == 2 else np.einsum(
-        "bkl,bjl->bjk", D.astype(X.dtype), X
+    DX = (
+        X @ np.swapaxes(D, -1, -2).astype(X.dtype)
+        if D.ndim == 2
+        else np.einsum("bkl,bjl->bjk", D.astype(X.dtype), X)
     )
     G = X @ np.swapaxes(DX, -1, -2)
     ss = np.asarray(s, dtype=X.dtype)

@@ -425,8 +425,10 @@ def integrate_gaussian(
     rel_step = check_real(rel_step, "rel_step", low=0.0, strict_low=True)
     max_trace = check_real(max_trace, "max_trace", low=0.0, strict_low=True)
 
-    L = np.linalg.cholesky(Sigma0) if np.min(np.linalg.eigvalsh(Sigma0)) > 0 else (
-        _psd_sqrt(Sigma0)
+    L = (
+        np.linalg.cholesky(Sigma0)
+        if np.min(np.linalg.eigvalsh(Sigma0)) > 0
+        else (_psd_sqrt(Sigma0))
     )
 
     def f(a, Lf):

@@ -163,9 +163,9 @@ def energy_gradient_identity(n: int = 3, d: int = 3) -> EnergyGradientIdentity:
     beta = sp.Symbol(r"\beta", positive=True)
     X = sp.Matrix(n, d, lambda i, k: sp.Symbol(f"x_{{{i + 1},{k + 1}}}", real=True))
     rows = [X.row(i).T for i in range(n)]
-    E = sum(
-        sp.exp(beta * rows[i].dot(rows[j])) for i in range(n) for j in range(n)
-    ) / (2 * beta * n**2)
+    E = sum(sp.exp(beta * rows[i].dot(rows[j])) for i in range(n) for j in range(n)) / (
+        2 * beta * n**2
+    )
     G = sp.Matrix(n, d, lambda i, k: sp.simplify(sp.diff(E, X[i, k])))
     S = sp.Matrix.vstack(*[_project(rows[i], G.row(i).T).T for i in range(n)])
     U = sp.Matrix.vstack(

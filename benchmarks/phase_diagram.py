@@ -56,12 +56,20 @@ def main(argv=None) -> dict:
     betas = np.linspace(0.1, 9.0, args.betas)
     times = np.linspace(0.0, args.t_final, int(round(args.t_final)) + 1)
     kw = dict(
-        betas=betas, samples=args.samples, n=args.n, times=times, dt=args.dt,
-        seed=args.seed, progress=True,
+        betas=betas,
+        samples=args.samples,
+        n=args.n,
+        times=times,
+        dt=args.dt,
+        seed=args.seed,
+        progress=True,
     )
+
     def cpu():
-        ru = [resource.getrusage(w) for w in (resource.RUSAGE_SELF,
-                                               resource.RUSAGE_CHILDREN)]
+        ru = [
+            resource.getrusage(w)
+            for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        ]
         return sum(r.ru_utime + r.ru_stime for r in ru)
 
     c0 = cpu()
@@ -85,27 +93,47 @@ def main(argv=None) -> dict:
         f"d={args.d} n={args.n} samples={args.samples} betas={args.betas} "
         f"steps={steps} workers={args.workers}"
     )
-    print(f"wall time: {wall:.1f} s  ({wall / (systems * steps) * 1e6:.2f} us per "
-          "system-step)")
-    print(f"CPU time (all processes): {cpu_s:.1f} s; load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"CPU time / {args.workers} workers (wall time on an idle machine): "
-          f"{cpu_s / args.workers:.1f} s")
+    print(
+        f"wall time: {wall:.1f} s  ({wall / (systems * steps) * 1e6:.2f} us per "
+        "system-step)"
+    )
+    print(
+        f"CPU time (all processes): {cpu_s:.1f} s; load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
+    print(
+        f"CPU time / {args.workers} workers (wall time on an idle machine): "
+        f"{cpu_s / args.workers:.1f} s"
+    )
     if scale != 1:
-        print(f"extrapolated full run (1024 x 90): wall {wall * scale:.0f} s here, "
-              f"{cpu_s * scale / args.workers:.0f} s on an idle machine")
-    print(f"50% level at t={args.t_final:g}: beta = {level:.3f}; "
-          f"Gamma crosses t={args.t_final:g} at beta = {beta_star:.3f}")
+        print(
+            f"extrapolated full run (1024 x 90): wall {wall * scale:.0f} s here, "
+            f"{cpu_s * scale / args.workers:.0f} s on an idle machine"
+        )
+    print(
+        f"50% level at t={args.t_final:g}: beta = {level:.3f}; "
+        f"Gamma crosses t={args.t_final:g} at beta = {beta_star:.3f}"
+    )
 
     args.out.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(6, 4.5), dpi=110)
-    plot_phase_diagram(pd, ax=ax, title=(
-        f"d = {args.d}, n = {args.n}, {args.samples} samples x {args.betas} betas"))
+    plot_phase_diagram(
+        pd,
+        ax=ax,
+        title=(
+            f"d = {args.d}, n = {args.n}, {args.samples} samples x {args.betas} betas"
+        ),
+    )
     fig.tight_layout()
     path = args.out / f"phase_diagram_d{args.d}_s{args.samples}_b{args.betas}.png"
     fig.savefig(path)
-    np.savez(path.with_suffix(".npz"), betas=pd.betas, times=pd.times,
-             probability=pd.probability, stderr=pd.stderr)
+    np.savez(
+        path.with_suffix(".npz"),
+        betas=pd.betas,
+        times=pd.times,
+        probability=pd.probability,
+        stderr=pd.stderr,
+    )
     print(f"figure: {path}")
     return {"wall": wall, "cpu": cpu_s, "level": level, "beta_star": beta_star}
 

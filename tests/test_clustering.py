@@ -380,7 +380,8 @@ def test_sympy_gram_equation_gives_library_equiangular_rhs():
         for b in (0.0, 1.5, 4.0):
             g = np.linspace(-0.2, 0.99, 9)
             np.testing.assert_allclose(
-                f(g, b), equiangular_rhs(g, beta=b, n=m, normalization=norm),
+                f(g, b),
+                equiangular_rhs(g, beta=b, n=m, normalization=norm),
                 rtol=1e-12,
             )
         assert all(sp.simplify(dG[i, i]) == 0 for i in range(m))

@@ -21,8 +21,13 @@ from attnlib.extremisers import (
 )
 from attnlib.metrics import cluster_count
 
-SQUARE = np.stack([np.cos(np.pi / 4 * np.array([-3, -1, 1, 3])),
-                   np.sin(np.pi / 4 * np.array([-3, -1, 1, 3]))], axis=1)
+SQUARE = np.stack(
+    [
+        np.cos(np.pi / 4 * np.array([-3, -1, 1, 3])),
+        np.sin(np.pi / 4 * np.array([-3, -1, 1, 3])),
+    ],
+    axis=1,
+)
 
 
 def fibonacci_sphere(m: int) -> np.ndarray:
@@ -137,8 +142,10 @@ def test_gradient_is_the_derivative_of_the_energy():
     assert np.allclose(np.sum(G * X, axis=1), 0.0, atol=1e-14)  # tangent
     H = rng.standard_normal(X.shape)
     h = 1e-6
-    num = (energy_D(retract(X + h * H), D, weights=w)
-           - energy_D(retract(X - h * H), D, weights=w)) / (2 * h)
+    num = (
+        energy_D(retract(X + h * H), D, weights=w)
+        - energy_D(retract(X - h * H), D, weights=w)
+    ) / (2 * h)
     assert num == pytest.approx(np.sum(G * H), rel=1e-6)
 
 
@@ -149,8 +156,9 @@ def test_field_is_beta_times_usa_and_sa_velocity():
     assert np.allclose(energy_D_field(X, beta * np.eye(3)), beta * usa)
     # one fixed Euler step of the SA-metric flow is the SA Euler step (times beta)
     sa = Model(beta=beta, normalization="sa").velocity(X)
-    res = energy_flow(X, beta * np.eye(3), metric="sa", tau=0.01, steps=1,
-                      step_control="fixed")
+    res = energy_flow(
+        X, beta * np.eye(3), metric="sa", tau=0.01, steps=1, step_control="fixed"
+    )
     assert np.allclose(res.final, retract(X + 0.01 * beta * sa))
 
 
@@ -172,8 +180,9 @@ def test_flow_preserves_float32(metric):
     X = sample_sphere(10, 3, rng=13).astype(np.float32)
     res = energy_flow(X, np.diag([1.0, 2.0, 3.0]), metric=metric, steps=20)
     assert res.final.dtype == np.float32
-    ref = energy_flow(retract(X.astype(np.float64)), np.diag([1.0, 2.0, 3.0]),
-                      metric=metric, steps=20)
+    ref = energy_flow(
+        retract(X.astype(np.float64)), np.diag([1.0, 2.0, 3.0]), metric=metric, steps=20
+    )
     assert np.allclose(res.final, ref.final, atol=1e-4)
 
 
@@ -200,8 +209,14 @@ def test_ascent_reaches_a_dirac_at_the_top_eigenvector():
 
 @pytest.mark.parametrize("lam", [0.25, 0.5, 1.0, 2.0, 3.0, 5.0])
 def test_four_particle_law_with_the_stable_step(lam):
-    res = energy_flow(SQUARE, np.diag([1.0, lam]), direction="descent", tau=1.0,
-                      steps=3000, record_every=3000)
+    res = energy_flow(
+        SQUARE,
+        np.diag([1.0, lam]),
+        direction="descent",
+        tau=1.0,
+        steps=3000,
+        record_every=3000,
+    )
     assert np.allclose(four_particle_ratio(res.final, lam), lam, rtol=1e-4)
     c = brentq(lambda c: np.tanh(c) - lam * np.tanh(lam * (1 - c)), 1e-12, 1 - 1e-12)
     assert res.energies[-1] == pytest.approx(np.cosh(c) * np.cosh(lam * (1 - c)))
@@ -210,13 +225,27 @@ def test_four_particle_law_with_the_stable_step(lam):
 def test_four_particle_law_fails_with_too_large_plain_euler_step():
     # the lesson of [BKKRW] Fig 4: lam * tau too big -> a wrong stationary point
     lam = 5.0
-    bad = energy_flow(SQUARE, np.diag([1.0, lam]), direction="descent", tau=0.2,
-                      steps=2000, step_control="fixed", projected=False)
+    bad = energy_flow(
+        SQUARE,
+        np.diag([1.0, lam]),
+        direction="descent",
+        tau=0.2,
+        steps=2000,
+        step_control="fixed",
+        projected=False,
+    )
     ratio = four_particle_ratio(bad.final, lam)
     assert np.all(np.abs(ratio - lam) > 1.0)
     assert bad.energies[-1] > 10.0  # far above the minimum 1.5255...
-    good = energy_flow(SQUARE, np.diag([1.0, lam]), direction="descent", tau=0.02,
-                       steps=4000, step_control="fixed", projected=False)
+    good = energy_flow(
+        SQUARE,
+        np.diag([1.0, lam]),
+        direction="descent",
+        tau=0.02,
+        steps=4000,
+        step_control="fixed",
+        projected=False,
+    )
     assert np.allclose(four_particle_ratio(good.final, lam), lam, rtol=1e-4)
 
 
@@ -230,8 +259,9 @@ def test_fig2_single_cluster_window():
     D[:, 0, 0] = 1.0
     D[:, 1, 1] = L
     X0 = sample_sphere(100, 2, rng=2024, batch=L.size)
-    res = energy_flow(X0, D, tau=0.1, steps=1500, step_control="fixed",
-                      record_every=1500)
+    res = energy_flow(
+        X0, D, tau=0.1, steps=1500, step_control="fixed", record_every=1500
+    )
     counts = cluster_count(res.final, delta=1e-2).reshape(lams.size, runs)
     assert np.all(counts[[1, 2, 3]] == 1)
     assert np.all(counts[[0, 4]] == 2)
@@ -244,8 +274,9 @@ def test_fig2_single_cluster_window():
 
 def test_negative_definite_ascent_gives_antipodal_pairs():
     D = -np.diag([1.0, 2.0, 3.0])
-    res = energy_flow(sample_sphere(60, 3, rng=4, batch=3), D, tau=1.0, steps=600,
-                      record_every=600)
+    res = energy_flow(
+        sample_sphere(60, 3, rng=4, batch=3), D, tau=1.0, steps=600, record_every=600
+    )
     assert np.all(cluster_count(res.final, delta=1e-2) == 2)
     assert np.allclose(np.abs(res.final[..., 2]), 1.0, atol=1e-6)
     p = (res.final[..., 2] > 0).mean(axis=1)
@@ -256,15 +287,27 @@ def test_negative_definite_ascent_gives_antipodal_pairs():
 
 def test_psd_descent_minimisers_live_in_the_kernel():
     D = np.diag([1.0, 0.0, 1.0])  # ker D = span(e2)
-    res = energy_flow(sample_sphere(30, 3, rng=9), D, direction="descent", tau=1.0,
-                      steps=3000, record_every=3000)
+    res = energy_flow(
+        sample_sphere(30, 3, rng=9),
+        D,
+        direction="descent",
+        tau=1.0,
+        steps=3000,
+        record_every=3000,
+    )
     # E - 1 >= (1/2) (second moment of D^{1/2} x)^2: the approach is algebraic
     assert res.energies[-1] == pytest.approx(1.0, abs=1e-6)
     assert np.mean(np.sum(res.final[:, [0, 2]] ** 2, axis=1)) < 2e-3
     assert np.max(np.abs(res.final[:, [0, 2]])) < 0.15
     D = np.diag([0.0, 0.0, 2.0])  # ker D = the equator
-    res = energy_flow(sample_sphere(30, 3, rng=10), D, direction="descent", tau=1.0,
-                      steps=3000, record_every=3000)
+    res = energy_flow(
+        sample_sphere(30, 3, rng=10),
+        D,
+        direction="descent",
+        tau=1.0,
+        steps=3000,
+        record_every=3000,
+    )
     assert res.energies[-1] == pytest.approx(1.0, abs=1e-6)
     assert np.mean(res.final[:, 2] ** 2) < 2e-3
     assert np.max(np.abs(res.final[:, 2])) < 0.15
@@ -272,8 +315,14 @@ def test_psd_descent_minimisers_live_in_the_kernel():
 
 def test_descent_for_identity_spreads_towards_sinh1():
     # [BKKRW] Fig 3(a) at reduced size: D = I on S^2, the energy approaches sinh 1
-    res = energy_flow(sample_sphere(200, 3, rng=11), np.eye(3), direction="descent",
-                      tau=1.0, steps=300, record_every=300)
+    res = energy_flow(
+        sample_sphere(200, 3, rng=11),
+        np.eye(3),
+        direction="descent",
+        tau=1.0,
+        steps=300,
+        record_every=300,
+    )
     assert np.sinh(1.0) < res.energies[-1] < np.sinh(1.0) * 1.01
     assert res.energies[-1] < res.energies[0]
 
@@ -327,8 +376,9 @@ def test_mirror_descent_psd_concentrates_on_the_kernel():
 
 
 def test_mirror_ascent_goes_to_a_dirac():
-    res = density_mirror_descent(np.diag([1.0, 2.0]), m=64, steps=400, eta=0.5,
-                                 direction="ascent")
+    res = density_mirror_descent(
+        np.diag([1.0, 2.0]), m=64, steps=400, eta=0.5, direction="ascent"
+    )
     assert res.energies[-1] == pytest.approx(np.exp(2.0), rel=1e-6)
 
 
@@ -343,8 +393,9 @@ def test_platonic_closed_forms(name):
         assert platonic_energy(name, beta) == pytest.approx(energy(P, beta), rel=1e-13)
 
 
-@pytest.mark.parametrize("name,n", [("tetrahedron", 4), ("octahedron", 6),
-                                    ("icosahedron", 12)])
+@pytest.mark.parametrize(
+    "name,n", [("tetrahedron", 4), ("octahedron", 6), ("icosahedron", 12)]
+)
 @pytest.mark.parametrize("beta", [1.0, 3.0])
 def test_optimiser_reaches_the_optimal_configurations(name, n, beta):
     res = minimise_configuration(n, 3, beta=beta, rng=n, restarts=3)

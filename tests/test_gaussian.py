@@ -124,8 +124,15 @@ def test_factorised_integrator_matches_direct_rhs(name):
         return np.concatenate([da, dS.ravel()])
 
     ts = np.linspace(0.0, 0.5, 5)  # the multi-head example blows up at t = 0.908
-    ref = solve_ivp(rhs, (0, 0.5), np.concatenate([ALPHA, S0_REF.ravel()]), t_eval=ts,
-                    rtol=1e-11, atol=1e-12, max_step=0.01)
+    ref = solve_ivp(
+        rhs,
+        (0, 0.5),
+        np.concatenate([ALPHA, S0_REF.ravel()]),
+        t_eval=ts,
+        rtol=1e-11,
+        atol=1e-12,
+        max_step=0.01,
+    )
     tr = integrate_gaussian(model, ALPHA, S0_REF, times=ts)
     assert not tr.blowup
     np.testing.assert_allclose(tr.means, ref.y[:d].T, rtol=1e-6, atol=1e-8)
@@ -159,8 +166,12 @@ def test_reference_blowup_time():
     # Without the scaling (beta = 1) the same matrices blow up earlier.
     m1 = Model(beta=1.0, Q=Q_REF, K=K_REF, sphere=False)
     assert abs(blowup_time(m1, S0_REF) - 0.42831) < 1e-5
-    assert abs(integrate_gaussian(m1, np.zeros(2), S0_REF, t_final=1).blowup_time
-               - 0.42831) < 1e-4
+    assert (
+        abs(
+            integrate_gaussian(m1, np.zeros(2), S0_REF, t_final=1).blowup_time - 0.42831
+        )
+        < 1e-4
+    )
 
 
 def test_blowup_stretches_to_a_line_and_closed_form_nan_after():
@@ -194,8 +205,13 @@ def test_symmetry_and_psd_preserved(name):
     model = _model(name)
     rng = np.random.default_rng(3)
     M = rng.standard_normal((2, 2))
-    tr = integrate_gaussian(model, ALPHA, M @ M.T + 0.01 * np.eye(2),
-                            times=np.linspace(0, 2, 21), max_trace=1e6)
+    tr = integrate_gaussian(
+        model,
+        ALPHA,
+        M @ M.T + 0.01 * np.eye(2),
+        times=np.linspace(0, 2, 21),
+        max_trace=1e6,
+    )
     C = tr.covariances
     assert np.array_equal(C, np.swapaxes(C, 1, 2))
     assert np.all(np.linalg.eigvalsh(C) >= -1e-12 * np.abs(C).max())
@@ -221,8 +237,14 @@ def test_particles_follow_the_ode_and_error_shrinks():
         e = []
         for seed in range(3):
             X0 = sample_gaussian(ALPHA, S0_REF, n, rng=seed)
-            tr = simulate(m, X0, times=ts, dt=0.25, observables=moment_observables(),
-                          save_states=False)
+            tr = simulate(
+                m,
+                X0,
+                times=ts,
+                dt=0.25,
+                observables=moment_observables(),
+                save_states=False,
+            )
             e.append(np.abs(tr.observables["cov"][-1] - ode.covariances[-1]).max())
         errs.append(np.mean(e))
     assert errs[1] < errs[0] / 2
@@ -254,8 +276,10 @@ def test_sigmoid_field_is_not_affine_softmax_is():
     res = {}
     for n in (250, 2000):
         Xs = [sample_gaussian(np.zeros(2), np.eye(2), n, rng=s) for s in range(3)]
-        res[n] = (np.mean([_affine_residual(soft, X) for X in Xs]),
-                  np.min([_affine_residual(sig, X) for X in Xs]))
+        res[n] = (
+            np.mean([_affine_residual(soft, X) for X in Xs]),
+            np.min([_affine_residual(sig, X) for X in Xs]),
+        )
     assert res[2000][0] < res[250][0] / 3
     assert res[2000][0] < 0.03
     assert min(res[250][1], res[2000][1]) > 0.15
@@ -263,9 +287,14 @@ def test_sigmoid_field_is_not_affine_softmax_is():
 
 def test_sigmoid_changes_the_kurtosis():
     X0 = sample_gaussian(np.zeros(2), np.eye(2), 1000, rng=2)
-    sig = simulate(Model(beta=3.0, kernel="sigmoid", normalization="usa", sphere=False),
-                   X0, t_final=2.0, dt=0.25, observables={"k": mardia_kurtosis},
-                   save_states=False)
+    sig = simulate(
+        Model(beta=3.0, kernel="sigmoid", normalization="usa", sphere=False),
+        X0,
+        t_final=2.0,
+        dt=0.25,
+        observables={"k": mardia_kurtosis},
+        save_states=False,
+    )
     k = sig.observables["k"]
     assert k[0] - k[-1] > 1.5  # the cloud becomes a ring: platykurtic
 
@@ -338,9 +367,14 @@ _mats = arrays(np.float64, (3, 3), elements=st.floats(-1.0, 1.0))
 
 
 @settings(max_examples=40, deadline=None)
-@given(Q=_mats, K=_mats, V=_mats, W=_mats, a=arrays(np.float64, (3,),
-       elements=st.floats(-2.0, 2.0)), kernel=st.sampled_from(["softmax", "l2",
-                                                               "sinkhorn"]))
+@given(
+    Q=_mats,
+    K=_mats,
+    V=_mats,
+    W=_mats,
+    a=arrays(np.float64, (3,), elements=st.floats(-2.0, 2.0)),
+    kernel=st.sampled_from(["softmax", "l2", "sinkhorn"]),
+)
 def test_field_and_factor_paths_agree(Q, K, V, W, a, kernel):
     """gaussian_field's (M, c) and the factor-form right-hand side give one ODE."""
     S = W @ W.T + 0.1 * np.eye(3)

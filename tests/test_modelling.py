@@ -108,13 +108,24 @@ def test_two_particle_angle_matches_simulation(normalization):
     r = two_particle_angle(normalization)
     rate = sp.lambdify([r.theta, r.beta], r.theta_rate, "numpy")
     times = np.linspace(0.0, 6.0, 13)
-    ode = solve_ivp(lambda t, y: [rate(y[0], beta)], (0, 6), [theta0], t_eval=times,
-                    rtol=1e-12, atol=1e-13)
+    ode = solve_ivp(
+        lambda t, y: [rate(y[0], beta)],
+        (0, 6),
+        [theta0],
+        t_eval=times,
+        rtol=1e-12,
+        atol=1e-13,
+    )
     # two particles at angle theta0 in a random plane of R^3
     F = np.linalg.qr(np.random.default_rng(5).standard_normal((3, 2)))[0].T
     X0 = np.stack([F[0], np.cos(theta0) * F[0] + np.sin(theta0) * F[1]])
-    tr = simulate(Model(beta=beta, normalization=normalization), X0, times=times,
-                  dt=0.01, method="rk4")
+    tr = simulate(
+        Model(beta=beta, normalization=normalization),
+        X0,
+        times=times,
+        dt=0.01,
+        method="rk4",
+    )
     c = np.clip(np.sum(tr.states[:, 0] * tr.states[:, 1], axis=1), -1, 1)
     np.testing.assert_allclose(np.arccos(c), ode.y[0], atol=1e-8)
     assert np.arccos(c)[-1] < 0.1 * theta0  # the particles merge
@@ -190,8 +201,9 @@ def test_sa_is_reweighted_gradient_and_energy_rate():
     X = sample_sphere(n, 3, rng=12)
     Z = np.exp(beta * X @ X.T).sum(axis=1)
     v = Model(beta=beta).velocity(X)
-    np.testing.assert_allclose(v, (n**2 / Z)[:, None] * energy_gradient(X, beta),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        v, (n**2 / Z)[:, None] * energy_gradient(X, beta), atol=1e-12
+    )
     h = 1e-4
     tr = simulate(Model(beta=beta), X, times=[0, h, 2 * h], dt=h / 4, method="rk4")
     E = [energy(S, beta) for S in tr.states]
@@ -232,7 +244,8 @@ def test_variant_field_usa_clock_and_models():
     X = sample_sphere(10, 3, rng=19)
     np.testing.assert_allclose(
         variant_field("USA", 3.0)(X),
-        np.exp(-3.0) * Model(beta=3.0, normalization="usa").velocity(X), atol=1e-14,
+        np.exp(-3.0) * Model(beta=3.0, normalization="usa").velocity(X),
+        atol=1e-14,
     )
     np.testing.assert_allclose(variant_field("SA", 3.0)(X), Model(beta=3.0).velocity(X))
     assert variant_model("causal", 1.0).mask == "causal"
@@ -252,8 +265,9 @@ def test_plot_variants_matrices_and_trajectories():
     for tr in trajs.values():
         np.testing.assert_allclose(np.linalg.norm(tr.states, axis=-1), 1.0, atol=1e-12)
     assert not np.allclose(trajs["SA"].final, trajs["causal"].final)
-    np.testing.assert_allclose(trajs["causal"].states[:, 0], X0[0][None].repeat(5, 0),
-                               atol=1e-14)  # the first token attends only to itself
+    np.testing.assert_allclose(
+        trajs["causal"].states[:, 0], X0[0][None].repeat(5, 0), atol=1e-14
+    )  # the first token attends only to itself
     assert len(fig.axes) == 2 * len(VARIANTS) + 1
 
 

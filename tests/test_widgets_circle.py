@@ -17,8 +17,9 @@ def particles():
 
 @pytest.fixture(scope="module")
 def density():
-    return circle_density(beta=4.0, t_final=1.0, n_frames=5, n_particles=300,
-                          grid_size=64)
+    return circle_density(
+        beta=4.0, t_final=1.0, n_frames=5, n_particles=300, grid_size=64
+    )
 
 
 def _points(w):

@@ -96,8 +96,14 @@ def test_static_figures_and_animations(diagrams, hist_runs):
     assert "<script" in anim.to_jshtml()
     t = np.array([1.0, 10.0, 100.0])
     fig = plot_metastability(
-        {4.0: {"times": t, "clusters": np.array([[5], [2], [1]]),
-               "energy": np.ones((3, 1))}}, n=32,
+        {
+            4.0: {
+                "times": t,
+                "clusters": np.array([[5], [2], [1]]),
+                "energy": np.ones((3, 1)),
+            }
+        },
+        n=32,
     )
     assert fig.axes[1].get_xscale() == "log"
     plt.close(fig)

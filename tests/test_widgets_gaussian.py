@@ -54,8 +54,14 @@ def test_widget_redraws_on_every_control():
 def test_widget_ellipse_is_the_ode_prediction():
     w = gaussian_widget(n=40, frames=4)
     w.sliders["frame"].value = 3
-    sc = cloud_scenario(preset_model(w.sliders["preset"].value, 0), ALPHA0, SIGMA0,
-                        n=40, seed=0, frames=4)
+    sc = cloud_scenario(
+        preset_model(w.sliders["preset"].value, 0),
+        ALPHA0,
+        SIGMA0,
+        n=40,
+        seed=0,
+        frames=4,
+    )
     line = w.ax.get_lines()[1].get_xydata()  # the 2-sigma ellipse
     np.testing.assert_allclose(line, ellipse_points(sc.means[3], sc.covariances[3]))
 
@@ -78,8 +84,9 @@ def test_presets_and_bad_name():
 
 
 def test_animation_and_disc():
-    sc = cloud_scenario(preset_model("decay to a point (Q = -I)"), ALPHA0, SIGMA0,
-                        n=30, frames=4)
+    sc = cloud_scenario(
+        preset_model("decay to a point (Q = -I)"), ALPHA0, SIGMA0, n=30, frames=4
+    )
     anim = cloud_animation(sc)
     assert "<script" in anim.to_jshtml()
     ax = plot_disc({"x": [sc.covariances]})

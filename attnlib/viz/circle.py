@@ -76,8 +76,9 @@ def particle_run(
     return times, tr.states
 
 
-def draw_particles(axes: Sequence[Any], times: np.ndarray, states: np.ndarray,
-                   title: str = "") -> None:
+def draw_particles(
+    axes: Sequence[Any], times: np.ndarray, states: np.ndarray, title: str = ""
+) -> None:
     """Fill three axes: final positions, space-time diagram, order parameter."""
     ax_c, ax_s, ax_r = axes
     for ax in axes:
@@ -85,8 +86,14 @@ def draw_particles(axes: Sequence[Any], times: np.ndarray, states: np.ndarray,
     draw_circle(ax_c, states[-1])
     ax_c.set_title(f"t = {times[-1]:g}", fontsize=10)
     n = states.shape[1]
-    ax_s.plot(np.repeat(times, n), states.ravel(), ".", ms=1.0, color="C0",
-              alpha=0.8 if n < 200 else 0.4)
+    ax_s.plot(
+        np.repeat(times, n),
+        states.ravel(),
+        ".",
+        ms=1.0,
+        color="C0",
+        alpha=0.8 if n < 200 else 0.4,
+    )
     ax_s.set_xlabel("t")
     ax_s.set_ylabel(r"$\theta_i(t)$")
     ax_s.set_ylim(0, TWO_PI)
@@ -103,8 +110,9 @@ def draw_particles(axes: Sequence[Any], times: np.ndarray, states: np.ndarray,
 
 def particles_figure(times: np.ndarray, states: np.ndarray, title: str = "") -> Any:
     """Final positions, space-time diagram :math:`\\theta_i(t)` and order parameters."""
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.4),
-                             gridspec_kw={"width_ratios": [1, 1.6, 1.4]})
+    fig, axes = plt.subplots(
+        1, 3, figsize=(11, 3.4), gridspec_kw={"width_ratios": [1, 1.6, 1.4]}
+    )
     draw_particles(axes, times, states, title)
     fig.tight_layout()
     return fig
@@ -115,8 +123,9 @@ def particles_beta_animation(
 ) -> FuncAnimation:
     """Space-time diagrams of SA particles, one frame per ``beta`` (same data)."""
     runs = [particle_run(b, n, t_final=t_final, n_frames=61, seed=seed) for b in betas]
-    fig, axes = plt.subplots(1, 3, figsize=(9, 3), dpi=70,
-                             gridspec_kw={"width_ratios": [1, 1.6, 1.4]})
+    fig, axes = plt.subplots(
+        1, 3, figsize=(9, 3), dpi=70, gridspec_kw={"width_ratios": [1, 1.6, 1.4]}
+    )
 
     def frame(i):
         draw_particles(axes, *runs[i], title=f"SA, beta = {betas[i]:g}, n = {n}")
@@ -129,24 +138,45 @@ def particles_beta_animation(
     return anim
 
 
-def draw_density(ax: Any, sol: DensityTrajectory, k: int,
-                 particles: np.ndarray | None = None, bins: int = 64) -> None:
+def draw_density(
+    ax: Any,
+    sol: DensityTrajectory,
+    k: int,
+    particles: np.ndarray | None = None,
+    bins: int = 64,
+) -> None:
     """Density at output ``k`` and, optionally, a particle histogram at that time."""
     ax.clear()
     if particles is not None:
-        ax.hist(particles, bins=bins, range=(0, TWO_PI), density=True,
-                color="C1", alpha=0.45, label=f"{particles.size} particles")
+        ax.hist(
+            particles,
+            bins=bins,
+            range=(0, TWO_PI),
+            density=True,
+            color="C1",
+            alpha=0.45,
+            label=f"{particles.size} particles",
+        )
     g = np.append(sol.grid, TWO_PI)
-    ax.plot(g, np.append(sol.densities[k], sol.densities[k][0]), color="C0", lw=2,
-            label="mean field")
+    ax.plot(
+        g,
+        np.append(sol.densities[k], sol.densities[k][0]),
+        color="C0",
+        lw=2,
+        label="mean field",
+    )
     ax.set_xlim(0, TWO_PI)
     ax.set_xlabel(r"$\theta$")
     ax.set_ylabel(r"$\rho(t, \theta)$")
     ax.legend(fontsize=8, loc="upper right")
 
 
-def density_figure(sol: DensityTrajectory, ks: Sequence[int],
-                   particles: np.ndarray | None = None, title: str = "") -> Any:
+def density_figure(
+    sol: DensityTrajectory,
+    ks: Sequence[int],
+    particles: np.ndarray | None = None,
+    title: str = "",
+) -> Any:
     """Mean-field density at several outputs ``ks`` (particles: array ``(T, n)``)."""
     fig, axes = plt.subplots(1, len(ks), figsize=(3.3 * len(ks), 3), sharey=True)
     axes = np.atleast_1d(axes)
@@ -161,8 +191,9 @@ def density_figure(sol: DensityTrajectory, ks: Sequence[int],
     return fig
 
 
-def density_animation(sol: DensityTrajectory, particles: np.ndarray | None = None,
-                      title: str = "") -> FuncAnimation:
+def density_animation(
+    sol: DensityTrajectory, particles: np.ndarray | None = None, title: str = ""
+) -> FuncAnimation:
     """One frame per output time of the mean-field density (and particle histograms)."""
     fig, ax = plt.subplots(figsize=(5, 3.6), dpi=70)
     top = 1.1 * float(np.max(sol.densities))
@@ -180,8 +211,9 @@ def density_animation(sol: DensityTrajectory, particles: np.ndarray | None = Non
     return anim
 
 
-def growth_rates_figure(betas: Sequence[float], kmax: int = 12,
-                        counts: dict | None = None) -> Any:
+def growth_rates_figure(
+    betas: Sequence[float], kmax: int = 12, counts: dict | None = None
+) -> Any:
     r"""Normalised rates :math:`\lambda_k/\max_j\lambda_j` against ``k`` for each beta.
 
     ``counts`` maps beta to the cluster counts observed in simulations (shown as a
@@ -201,9 +233,14 @@ def growth_rates_figure(betas: Sequence[float], kmax: int = 12,
     if counts:
         width = 0.8 / len(betas)
         for i, b in enumerate(betas):
-            c = np.bincount(np.asarray(counts[b]), minlength=kmax + 1)[1: kmax + 1]
-            axes[1].bar(k + (i - (len(betas) - 1) / 2) * width, c, width=width,
-                        color=f"C{i}", label=f"beta = {b:g}")
+            c = np.bincount(np.asarray(counts[b]), minlength=kmax + 1)[1 : kmax + 1]
+            axes[1].bar(
+                k + (i - (len(betas) - 1) / 2) * width,
+                c,
+                width=width,
+                color=f"C{i}",
+                label=f"beta = {b:g}",
+            )
         axes[1].set_xlabel("number of clusters formed")
         axes[1].set_ylabel("runs")
         axes[1].set_xticks(k)
@@ -214,16 +251,21 @@ def growth_rates_figure(betas: Sequence[float], kmax: int = 12,
 
 
 def kuramoto_figure(
-    K: np.ndarray, r: np.ndarray, gamma: float,
-    times: np.ndarray | None = None, r_t: np.ndarray | None = None,
+    K: np.ndarray,
+    r: np.ndarray,
+    gamma: float,
+    times: np.ndarray | None = None,
+    r_t: np.ndarray | None = None,
 ) -> Any:
     """Order parameter against coupling with the Lorentzian theory (and r(t) curves)."""
-    fig, axes = plt.subplots(1, 2 if r_t is not None else 1,
-                             figsize=(10 if r_t is not None else 5, 3.4))
+    fig, axes = plt.subplots(
+        1, 2 if r_t is not None else 1, figsize=(10 if r_t is not None else 5, 3.4)
+    )
     axes = np.atleast_1d(axes)
     KK = np.linspace(0, max(K) * 1.02, 400)
-    axes[0].plot(KK, kuramoto_r(KK, gamma), color="k", lw=1.5,
-                 label=r"$\sqrt{1 - 2\gamma/K}$")
+    axes[0].plot(
+        KK, kuramoto_r(KK, gamma), color="k", lw=1.5, label=r"$\sqrt{1 - 2\gamma/K}$"
+    )
     axes[0].plot(K, r, "o", color="C3", label="simulation")
     axes[0].axvline(2 * gamma, color="0.5", ls=":", lw=1)
     axes[0].set_xlabel("coupling K")
@@ -244,11 +286,19 @@ def kuramoto_figure(
     return fig
 
 
-def energy_figure(times: np.ndarray, E: np.ndarray, counts: np.ndarray,
-                  states: np.ndarray | None = None, title: str = "") -> Any:
+def energy_figure(
+    times: np.ndarray,
+    E: np.ndarray,
+    counts: np.ndarray,
+    states: np.ndarray | None = None,
+    title: str = "",
+) -> Any:
     """Energy and cluster count against (log) time, with the space-time diagram."""
-    fig, axes = plt.subplots(1, 2 if states is not None else 1,
-                             figsize=(10 if states is not None else 5, 3.4))
+    fig, axes = plt.subplots(
+        1,
+        2 if states is not None else 1,
+        figsize=(10 if states is not None else 5, 3.4),
+    )
     axes = np.atleast_1d(axes)
     ax = axes[0]
     ax.semilogx(times[1:], E[1:], color="C0")

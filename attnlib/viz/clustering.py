@@ -231,8 +231,15 @@ def plot_wendel(
         ax.plot(ns, p, color=f"C{c}", label=f"d = {d}")
         if mc is not None and d in mc:
             m_n, m_p, m_se = mc[d]
-            ax.errorbar(m_n, m_p, yerr=3 * np.asarray(m_se), fmt="o", color=f"C{c}",
-                        ms=4, capsize=2)
+            ax.errorbar(
+                m_n,
+                m_p,
+                yerr=3 * np.asarray(m_se),
+                fmt="o",
+                color=f"C{c}",
+                ms=4,
+                capsize=2,
+            )
     ax.set_xlabel("$n$")
     ax.set_ylabel("P(all points in a hemisphere)")
     ax.legend()
@@ -256,8 +263,13 @@ def plot_decay(
     if rate is not None:
         y0 = max(float(np.max(v[len(v) // 3])) for v in curves.values())
         t0 = times[len(times) // 3]
-        ax.semilogy(times, y0 * np.exp(-rate * (times - t0)), "k--", lw=0.8,
-                    label=f"slope $e^{{-{rate:g}t}}$")
+        ax.semilogy(
+            times,
+            y0 * np.exp(-rate * (times - t0)),
+            "k--",
+            lw=0.8,
+            label=f"slope $e^{{-{rate:g}t}}$",
+        )
     ax.set_ylim(1e-14, 3)
     ax.set_xlabel("$t$")
     ax.set_ylabel(ylabel)

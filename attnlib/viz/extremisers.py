@@ -36,8 +36,16 @@ def plot_circle_configuration(ax, X, D, *, title=None, vmin=None, vmax=None, siz
     lc.set_clim(q.min() if vmin is None else vmin, q.max() if vmax is None else vmax)
     ax.add_collection(lc)
     X = np.asarray(X)
-    ax.scatter(X[:, 0], X[:, 1], s=size, color="crimson", zorder=3, alpha=0.6,
-               edgecolors="k", linewidths=0.5)
+    ax.scatter(
+        X[:, 0],
+        X[:, 1],
+        s=size,
+        color="crimson",
+        zorder=3,
+        alpha=0.6,
+        edgecolors="k",
+        linewidths=0.5,
+    )
     ax.set_xlim(-1.25, 1.25)
     ax.set_ylim(-1.25, 1.25)
     ax.set_aspect("equal")
@@ -57,8 +65,17 @@ def plot_sphere_configuration(ax, X, D, *, title=None, size=12, res=40):
         col = plt.get_cmap(CMAP)(np.full(q.shape, 0.5))
     else:
         col = plt.get_cmap(CMAP)((q - q.min()) / span)
-    ax.plot_surface(P[..., 0], P[..., 1], P[..., 2], facecolors=col, alpha=0.35,
-                    linewidth=0, shade=False, rstride=1, cstride=1)
+    ax.plot_surface(
+        P[..., 0],
+        P[..., 1],
+        P[..., 2],
+        facecolors=col,
+        alpha=0.35,
+        linewidth=0,
+        shade=False,
+        rstride=1,
+        cstride=1,
+    )
     X = np.asarray(X)
     ax.scatter(X[:, 0], X[:, 1], X[:, 2], s=size, color="crimson", depthshade=False)
     ax.set_box_aspect((1, 1, 1))
@@ -85,18 +102,31 @@ def plot_cluster_fractions(ax, lams, counts, *, reference=None):
     more = 1 - one - two
     w = 0.8 * np.min(np.diff(lams)) if lams.size > 1 else 0.1
     ax.bar(lams, one, width=w, color="tab:blue", label="one cluster")
-    ax.bar(lams, two, width=w, bottom=one, color="tab:red", hatch="//",
-           label="two antipodal clusters")
+    ax.bar(
+        lams,
+        two,
+        width=w,
+        bottom=one,
+        color="tab:red",
+        hatch="//",
+        label="two antipodal clusters",
+    )
     if np.any(more > 0):
         ax.bar(lams, more, width=w, bottom=one + two, color="0.6", label="more")
     if reference is not None:
-        ax.axvspan(*reference, color="tab:blue", alpha=0.08, zorder=0,
-                   label="[BKKRW] single-cluster window")
+        ax.axvspan(
+            *reference,
+            color="tab:blue",
+            alpha=0.08,
+            zorder=0,
+            label="[BKKRW] single-cluster window",
+        )
     ax.set_xlabel(r"$\lambda$ in $D = \mathrm{diag}(1, \lambda)$")
     ax.set_ylabel("fraction of runs")
     ax.set_ylim(0, 1.0)
-    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2,
-              frameon=False)
+    ax.legend(
+        fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False
+    )
 
 
 def plot_four_particle_law(ax, lams, curves):
@@ -105,8 +135,9 @@ def plot_four_particle_law(ax, lams, curves):
     ax.plot(lams, lams, "k--", lw=1, label=r"law: ratio $= \lambda$")
     for (label, vals), m in zip(curves.items(), ["o", "s", "^", "v"]):
         vals = np.asarray(vals, float)
-        ax.plot(lams, np.where(np.isfinite(vals), vals, np.nan), m + "-", ms=4,
-                label=label)
+        ax.plot(
+            lams, np.where(np.isfinite(vals), vals, np.nan), m + "-", ms=4, label=label
+        )
     ax.set_xlabel(r"$\lambda$")
     ax.set_ylabel(r"$\tanh(a^2)/\tanh(\lambda b^2)$")
     ax.set_ylim(-0.2, 1.4 * lams.max())
@@ -121,8 +152,13 @@ def plot_two_particle_energies(ax, lams):
     ax.plot(lams, np.cosh(lams), label=r"$\pm e_2$: $\cosh\lambda$")
     x = np.log(np.cosh(1.0))
     ax.axvline(x, color="k", lw=0.8, ls=":")
-    ax.annotate(rf"$\lambda = \ln\cosh 1 \approx {x:.4f}$", (x, np.cosh(1.0)),
-                xytext=(x + 0.1, 1.0), fontsize=8, arrowprops={"arrowstyle": "->"})
+    ax.annotate(
+        rf"$\lambda = \ln\cosh 1 \approx {x:.4f}$",
+        (x, np.cosh(1.0)),
+        xytext=(x + 0.1, 1.0),
+        fontsize=8,
+        arrowprops={"arrowstyle": "->"},
+    )
     ax.set_xlabel(r"$\lambda$ in $D = \mathrm{diag}(-1, \lambda)$")
     ax.set_ylabel(r"$E_D$")
     ax.legend(fontsize=8)
@@ -136,8 +172,10 @@ def plot_circle_density(ax, points, weights, *, label=None):
     ax.plot(theta[order], np.asarray(weights)[order] * m / (2 * np.pi), label=label)
     ax.set_xlabel(r"angle $\theta$")
     ax.set_ylabel("density")
-    ax.set_xticks(np.pi * np.array([0, 0.5, 1, 1.5, 2]),
-                  ["0", r"$\pi/2$", r"$\pi$", r"$3\pi/2$", r"$2\pi$"])
+    ax.set_xticks(
+        np.pi * np.array([0, 0.5, 1, 1.5, 2]),
+        ["0", r"$\pi/2$", r"$\pi$", r"$3\pi/2$", r"$2\pi$"],
+    )
 
 
 def plot_gegenbauer(ax, coeffs):
@@ -150,23 +188,30 @@ def plot_gegenbauer(ax, coeffs):
     ax.legend(fontsize=8)
 
 
-def animate_lambda_sweep(lams, finals, energies, *, d_of_lam=None, figsize=(5, 4),
-                         dpi=72):
+def animate_lambda_sweep(
+    lams, finals, energies, *, d_of_lam=None, figsize=(5, 4), dpi=72
+):
     """Player over lambda: final configuration on S^1 for D = diag(1, lambda).
 
     ``finals`` has shape (len(lams), n, 2), ``energies`` shape (len(lams),). The figure
     is closed so that only the animation is shown.
     """
     if d_of_lam is None:
+
         def d_of_lam(lam):
             return np.diag([1.0, lam])
+
     fig, ax = plt.subplots(figsize=figsize, dpi=dpi)
 
     def draw(k):
         ax.clear()
         lam = lams[k]
         plot_circle_configuration(
-            ax, finals[k], d_of_lam(lam), vmin=0.0, vmax=float(np.max(lams)),
+            ax,
+            finals[k],
+            d_of_lam(lam),
+            vmin=0.0,
+            vmax=float(np.max(lams)),
             title=rf"$\lambda = {lam:.2f}$,  $E_D = {energies[k]:.4f}$",
         )
         return ()

@@ -74,8 +74,9 @@ def cloud_scenario(
     ode = integrate_gaussian(model, alpha0, Sigma0, times=times)
     X0 = sample_gaussian(alpha0, Sigma0, n, rng=seed)
     tr = simulate(model, X0, times=times, dt=min(dt, t_end / frames), method="rk4")
-    return CloudScenario(times, tr.states, ode.means, ode.covariances,
-                         probe.blowup_time)
+    return CloudScenario(
+        times, tr.states, ode.means, ode.covariances, probe.blowup_time
+    )
 
 
 def draw_cloud(ax, X, alpha, Sigma, *, title: str = "", lim=None):
@@ -99,16 +100,23 @@ def _limits(sc: CloudScenario):
     return (lo[0] - pad[0], hi[0] + pad[0]), (lo[1] - pad[1], hi[1] + pad[1])
 
 
-def cloud_animation(sc: CloudScenario, *, figsize=(5, 4), dpi: int = 80,
-                    title: str = "") -> FuncAnimation:
+def cloud_animation(
+    sc: CloudScenario, *, figsize=(5, 4), dpi: int = 80, title: str = ""
+) -> FuncAnimation:
     """Animation of the particle cloud and the predicted ellipse over time."""
     fig, ax = plt.subplots(figsize=figsize, dpi=dpi)
     lim = _limits(sc)
 
     def frame(k):
         ax.clear()
-        draw_cloud(ax, sc.states[k], sc.means[k], sc.covariances[k], lim=lim,
-                   title=f"{title} t = {sc.times[k]:.2f}")
+        draw_cloud(
+            ax,
+            sc.states[k],
+            sc.means[k],
+            sc.covariances[k],
+            lim=lim,
+            title=f"{title} t = {sc.times[k]:.2f}",
+        )
 
     frame(0)
     anim = FuncAnimation(fig, frame, frames=len(sc.times), interval=150)
@@ -130,8 +138,13 @@ def plot_moment_tracking(times, particle_covs, ode_covs, *, ax=None):
     return ax
 
 
-def plot_convergence(ns: Sequence[int], errors: Sequence[float], *, ax=None,
-                     label: str = "particles vs ODE"):
+def plot_convergence(
+    ns: Sequence[int],
+    errors: Sequence[float],
+    *,
+    ax=None,
+    label: str = "particles vs ODE",
+):
     """Log-log plot of the particle/ODE discrepancy with an ``n^{-1/2}`` guide."""
     if ax is None:
         _, ax = plt.subplots(figsize=(5, 3.5))
@@ -145,8 +158,9 @@ def plot_convergence(ns: Sequence[int], errors: Sequence[float], *, ax=None,
     return ax
 
 
-def plot_disc(trajectories: Mapping[str, Sequence[np.ndarray]], *, ax=None,
-              title: str = ""):
+def plot_disc(
+    trajectories: Mapping[str, Sequence[np.ndarray]], *, ax=None, title: str = ""
+):
     r"""Trajectories of :math:`\Sigma/\operatorname{tr}\Sigma` in the unit disc.
 
     ``trajectories`` maps a label to a list of covariance paths ``(T, 2, 2)``; each
@@ -160,8 +174,13 @@ def plot_disc(trajectories: Mapping[str, Sequence[np.ndarray]], *, ax=None,
     for c, (label, paths) in enumerate(trajectories.items()):
         for k, S in enumerate(paths):
             xy = disc_coordinates(np.asarray(S))
-            ax.plot(xy[:, 0], xy[:, 1], color=f"C{c}", lw=1.2,
-                    label=label if k == 0 else None)
+            ax.plot(
+                xy[:, 0],
+                xy[:, 1],
+                color=f"C{c}",
+                lw=1.2,
+                label=label if k == 0 else None,
+            )
             ax.plot(*xy[0], "o", color=f"C{c}", ms=3)
             ax.plot(*xy[-1], "x", color=f"C{c}", ms=6)
     ax.set_aspect("equal")
@@ -200,8 +219,12 @@ def plot_rank_histograms(ranks: Mapping[int, Mapping[str, np.ndarray]]):
         for k, lab in enumerate(labels):
             r = np.asarray(ranks[d][lab])
             counts = np.array([np.sum(r == j) for j in range(d + 1)]) / r.size
-            ax.bar(np.arange(d + 1) + (k - (len(labels) - 1) / 2) * width, counts,
-                   width=width, label=lab)
+            ax.bar(
+                np.arange(d + 1) + (k - (len(labels) - 1) / 2) * width,
+                counts,
+                width=width,
+                label=lab,
+            )
         ax.axvline((d + 1) // 2 + 0.5, color="k", ls=":", lw=1)
         ax.set_xticks(range(d + 1))
         ax.set_xlabel("numerical rank of the limit")

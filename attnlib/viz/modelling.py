@@ -134,8 +134,12 @@ def draw_sphere(ax: Any, *, alpha: float = 0.08) -> None:
     """Draw a light wireframe unit sphere on a 3-D axis and hide the box."""
     u, v = np.mgrid[0 : 2 * np.pi : 25j, 0 : np.pi : 13j]
     ax.plot_wireframe(
-        np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v),
-        color="0.5", alpha=alpha, linewidth=0.5,
+        np.cos(u) * np.sin(v),
+        np.sin(u) * np.sin(v),
+        np.cos(v),
+        color="0.5",
+        alpha=alpha,
+        linewidth=0.5,
     )
     ax.set_xlim(-1, 1)
     ax.set_ylim(-1, 1)
@@ -212,8 +216,9 @@ def plot_variants(
         elif VARIANTS[name]["normalization"] == "usa":
             A = A * n
         mats[name] = A
-        trajs[name] = variant_trajectory(name, X0, beta, times, Q=Q, K=K, dt=dt,
-                                         usa_clock_rescaled=False)
+        trajs[name] = variant_trajectory(
+            name, X0, beta, times, Q=Q, K=K, dt=dt, usa_clock_rescaled=False
+        )
     m = len(variants)
     fig = plt.figure(figsize=(2.3 * m, 5.4))
     vmax = max(float(np.max(A)) for A in mats.values())
@@ -274,8 +279,14 @@ def plot_circle_field(
     ax.axhline(0, color="0.7", lw=0.8)
     ax.plot(th, tang, color="C0", label=r"field $X[\mu](x)$ of the measure")
     w = np.asarray(weights, dtype=float)
-    ax.scatter(ang, vt, s=20 + 120 * w / w.max(), color="C3", zorder=3,
-               label="particle velocities")
+    ax.scatter(
+        ang,
+        vt,
+        s=20 + 120 * w / w.max(),
+        color="C3",
+        zorder=3,
+        label="particle velocities",
+    )
     ax.set_xlabel(r"angle of $x$ on $S^1$")
     ax.set_ylabel("tangential velocity")
     ax.set_xlim(-np.pi, np.pi)

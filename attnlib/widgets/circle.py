@@ -65,7 +65,9 @@ class CircleParticles:
     def redraw(self, *_: Any) -> None:
         times, states = self.run()
         draw_particles(
-            self.fig.axes, times, states,
+            self.fig.axes,
+            times,
+            states,
             title=f"SA, beta = {self.beta.value:g}, n = {self.n.value}",
         )
         self.fig.tight_layout()
@@ -76,7 +78,11 @@ class CircleParticles:
 
 
 def circle_particles(
-    *, beta: float = 4.0, n: int = 64, t_final: float = 20.0, n_max: int = 256,
+    *,
+    beta: float = 4.0,
+    n: int = 64,
+    t_final: float = 20.0,
+    n_max: int = 256,
     seed: int = 0,
 ) -> CircleParticles:
     r"""Sliders ``beta`` in [0, 16] and ``n`` in [2, ``n_max``] for SA on the circle.
@@ -98,13 +104,21 @@ def circle_particles(
     if n > n_max:
         raise ValueError(f"n must be <= n_max = {n_max}, got {n}")
     t_final = check_real(t_final, "t_final", low=0.0, strict_low=True)
-    sl_beta = widgets.FloatSlider(value=beta, min=0.0, max=16.0, step=0.5,
-                                  description="beta", continuous_update=False)
-    sl_n = widgets.IntSlider(value=n, min=2, max=n_max, step=1, description="n",
-                             continuous_update=False)
+    sl_beta = widgets.FloatSlider(
+        value=beta,
+        min=0.0,
+        max=16.0,
+        step=0.5,
+        description="beta",
+        continuous_update=False,
+    )
+    sl_n = widgets.IntSlider(
+        value=n, min=2, max=n_max, step=1, description="n", continuous_update=False
+    )
     with plt.ioff():
-        fig, _ = plt.subplots(1, 3, figsize=(11, 3.4),
-                              gridspec_kw={"width_ratios": [1, 1.6, 1.4]})
+        fig, _ = plt.subplots(
+            1, 3, figsize=(11, 3.4), gridspec_kw={"width_ratios": [1, 1.6, 1.4]}
+        )
     out = widgets.Output()
     box = widgets.VBox([widgets.HBox([sl_beta, sl_n]), out])
     w = CircleParticles(box, sl_beta, sl_n, fig, out, t_final, int(seed), n_max)
@@ -142,11 +156,17 @@ class CircleDensity:
     def solution(self) -> tuple[Any, np.ndarray]:
         b = float(self.beta.value)
         if b not in self._cache:
-            sol = mean_field(self.rho0, b, times=self.times, normalization="sa",
-                             grid_size=self.grid_size)
+            sol = mean_field(
+                self.rho0,
+                b,
+                times=self.times,
+                normalization="sa",
+                grid_size=self.grid_size,
+            )
             th0 = sample_density(sol.densities[0], self.n_particles, rng=self.seed)
-            tr = simulate_angles(CircleModel(beta=b, normalization="sa"), th0,
-                                 times=self.times, dt=0.05)
+            tr = simulate_angles(
+                CircleModel(beta=b, normalization="sa"), th0, times=self.times, dt=0.05
+            )
             self._cache[b] = (sol, tr.states)
         return self._cache[b]
 
@@ -156,8 +176,10 @@ class CircleDensity:
         ax = self.fig.axes[0]
         draw_density(ax, sol, k, parts[k])
         ax.set_ylim(0, 1.1 * float(np.max(sol.densities)))
-        ax.set_title(f"SA mean field, beta = {self.beta.value:g}, "
-                     f"t = {self.times[k]:.3g}", fontsize=10)
+        ax.set_title(
+            f"SA mean field, beta = {self.beta.value:g}, t = {self.times[k]:.3g}",
+            fontsize=10,
+        )
         _show(self.out, self.fig)
 
     def _ipython_display_(self) -> None:
@@ -165,8 +187,13 @@ class CircleDensity:
 
 
 def circle_density(
-    *, beta: float = 6.0, t_final: float = 4.0, n_frames: int = 41,
-    n_particles: int = 4000, grid_size: int = 512, seed: int = 0,
+    *,
+    beta: float = 6.0,
+    t_final: float = 4.0,
+    n_frames: int = 41,
+    n_particles: int = 4000,
+    grid_size: int = 512,
+    seed: int = 0,
     rho0: Any = None,
 ) -> CircleDensity:
     r"""Sliders ``beta`` in [0.5, 12] and ``time`` in [0, ``t_final``].
@@ -188,20 +215,43 @@ def circle_density(
     n_frames = check_int(n_frames, "n_frames", low=2)
     n_particles = check_int(n_particles, "n_particles", low=1)
     if rho0 is None:
+
         def rho0(t):
             return (1 + 0.3 * np.cos(2 * t) + 0.2 * np.sin(3 * t)) / (2 * np.pi)
+
     times = np.linspace(0, t_final, n_frames)
-    sl_beta = widgets.FloatSlider(value=beta, min=0.5, max=12.0, step=0.5,
-                                  description="beta", continuous_update=False)
-    sl_t = widgets.FloatSlider(value=t_final, min=0.0, max=t_final,
-                               step=times[1] - times[0], description="time",
-                               continuous_update=False)
+    sl_beta = widgets.FloatSlider(
+        value=beta,
+        min=0.5,
+        max=12.0,
+        step=0.5,
+        description="beta",
+        continuous_update=False,
+    )
+    sl_t = widgets.FloatSlider(
+        value=t_final,
+        min=0.0,
+        max=t_final,
+        step=times[1] - times[0],
+        description="time",
+        continuous_update=False,
+    )
     with plt.ioff():
         fig, _ = plt.subplots(figsize=(6, 3.6))
     out = widgets.Output()
     box = widgets.VBox([widgets.HBox([sl_beta, sl_t]), out])
-    w = CircleDensity(box, sl_beta, sl_t, fig, out, times, rho0, n_particles,
-                      check_int(grid_size, "grid_size", low=16), int(seed))
+    w = CircleDensity(
+        box,
+        sl_beta,
+        sl_t,
+        fig,
+        out,
+        times,
+        rho0,
+        n_particles,
+        check_int(grid_size, "grid_size", low=16),
+        int(seed),
+    )
     sl_beta.observe(w.redraw, names="value")
     sl_t.observe(w.redraw, names="value")
     w.redraw()

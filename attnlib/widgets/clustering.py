@@ -53,11 +53,17 @@ def phase_diagram_explorer(
     ref = diagrams[d]
     s_d = widgets.SelectionSlider(options=ds, value=d, description="d")
     s_beta = widgets.FloatSlider(
-        value=beta, min=float(ref.betas.min()), max=float(ref.betas.max()),
-        step=0.1, description="beta",
+        value=beta,
+        min=float(ref.betas.min()),
+        max=float(ref.betas.max()),
+        step=0.1,
+        description="beta",
     )
     s_t = widgets.FloatSlider(
-        value=t, min=float(ref.times.min()), max=float(ref.times.max()), step=0.5,
+        value=t,
+        min=float(ref.times.min()),
+        max=float(ref.times.max()),
+        step=0.5,
         description="t",
     )
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(9, 3.6))

@@ -22,7 +22,9 @@ PRESETS = {
     "λ·I on S²": (3, lambda lam: lam * np.eye(3)),
     "diag(1, 0, λ) on S² (PSD, kernel e₂)": (3, lambda lam: np.diag([1.0, 0.0, lam])),
     "-diag(1, λ, 2) on S² (negative definite)": (
-        3, lambda lam: -np.diag([1.0, lam, 2.0])),
+        3,
+        lambda lam: -np.diag([1.0, lam, 2.0]),
+    ),
 }
 
 
@@ -53,20 +55,34 @@ def extremiser_widget(
     Setting any control's ``value`` redraws synchronously (headless tests work).
     """
     controls = {
-        "preset": widgets.Dropdown(options=list(PRESETS), value=preset,
-                                   description="D"),
-        "lam": widgets.FloatSlider(value=lam, min=-2.0, max=3.0, step=0.05,
-                                   description="λ", continuous_update=False),
-        "direction": widgets.ToggleButtons(options=["ascent", "descent"],
-                                           value=direction, description="flow"),
-        "metric": widgets.ToggleButtons(options=["wasserstein", "sa"],
-                                        value="wasserstein", description="metric"),
+        "preset": widgets.Dropdown(
+            options=list(PRESETS), value=preset, description="D"
+        ),
+        "lam": widgets.FloatSlider(
+            value=lam,
+            min=-2.0,
+            max=3.0,
+            step=0.05,
+            description="λ",
+            continuous_update=False,
+        ),
+        "direction": widgets.ToggleButtons(
+            options=["ascent", "descent"], value=direction, description="flow"
+        ),
+        "metric": widgets.ToggleButtons(
+            options=["wasserstein", "sa"], value="wasserstein", description="metric"
+        ),
     }
     fig = plt.figure(figsize=figsize, dpi=80)
     plt.close(fig)  # shown through the Output widget only, never as a stray figure
     out = widgets.Output()
-    box = widgets.VBox([widgets.HBox([controls["preset"], controls["lam"]]),
-                        widgets.HBox([controls["direction"], controls["metric"]]), out])
+    box = widgets.VBox(
+        [
+            widgets.HBox([controls["preset"], controls["lam"]]),
+            widgets.HBox([controls["direction"], controls["metric"]]),
+            out,
+        ]
+    )
     starts = {d: sample_sphere(n, d, rng=seed) for d in (2, 3)}
 
     def redraw(*_):
@@ -74,9 +90,15 @@ def extremiser_widget(
         lam_v = controls["lam"].value
         d, make = PRESETS[name]
         D = make(lam_v)
-        res = energy_flow(starts[d], D, direction=controls["direction"].value,
-                          metric=controls["metric"].value, tau=0.5, steps=steps,
-                          record_every=5)
+        res = energy_flow(
+            starts[d],
+            D,
+            direction=controls["direction"].value,
+            metric=controls["metric"].value,
+            tau=0.5,
+            steps=steps,
+            record_every=5,
+        )
         fig.clear()
         if d == 2:
             ax = fig.add_subplot(1, 2, 1)
@@ -85,8 +107,10 @@ def extremiser_widget(
             ax = fig.add_subplot(1, 2, 1, projection="3d")
             plot_sphere_configuration(ax, res.final, D)
         k = cluster_count(res.final, delta=1e-2)
-        ax.set_title(f"{controls['direction'].value}, λ = {lam_v:.2f}: {k} cluster(s)",
-                     fontsize=9)
+        ax.set_title(
+            f"{controls['direction'].value}, λ = {lam_v:.2f}: {k} cluster(s)",
+            fontsize=9,
+        )
         ax2 = fig.add_subplot(1, 2, 2)
         ax2.plot(res.times, res.energies)
         ax2.set_xlabel("time")

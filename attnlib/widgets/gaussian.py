@@ -18,12 +18,21 @@ SIGMA0 = np.array([[1.0, 0.3], [0.3, 0.6]])
 #: name -> (Q, K, V); ``None`` entries are random (drawn from the seed).
 PRESETS = {
     "blow-up (Q, K of the reference)": (
-        np.array([[1.0, 0.2], [0.0, 0.8]]), np.array([[0.9, 0.0], [0.1, 1.1]]), None),
+        np.array([[1.0, 0.2], [0.0, 0.8]]),
+        np.array([[0.9, 0.0], [0.1, 1.1]]),
+        None,
+    ),
     "collapse onto a line (K = -Q, rank 1)": (
-        np.array([[1.0, 0.5]]), -np.array([[1.0, 0.5]]), None),
+        np.array([[1.0, 0.5]]),
+        -np.array([[1.0, 0.5]]),
+        None,
+    ),
     "decay to a point (Q = -I)": (-np.eye(2), np.eye(2), None),
-    "rotation (A antisymmetric)": (np.array([[0.0, 1.0], [-1.0, 0.0]]), np.eye(2),
-                                   None),
+    "rotation (A antisymmetric)": (
+        np.array([[0.0, 1.0], [-1.0, 0.0]]),
+        np.eye(2),
+        None,
+    ),
     "random Q, K, V": "random",
 }
 
@@ -52,9 +61,15 @@ def preset_model(name: str, seed: int = 0, *, kernel: str = "softmax") -> Model:
     return Model(Q=Q, K=K, V=V, kernel=kernel, sphere=False)
 
 
-def gaussian_widget(*, preset: str = "blow-up (Q, K of the reference)", seed: int = 0,
-                    kernel: str = "softmax", n: int = 300, t_max: float = 2.0,
-                    frames: int = 25) -> W.VBox:
+def gaussian_widget(
+    *,
+    preset: str = "blow-up (Q, K of the reference)",
+    seed: int = 0,
+    kernel: str = "softmax",
+    n: int = 300,
+    t_max: float = 2.0,
+    frames: int = 25,
+) -> W.VBox:
     """Choose (Q, K, V), the attention kernel and a seed; move through time.
 
     The particles are ``n`` samples of N(alpha0, Sigma0) moved by softmax attention;
@@ -70,8 +85,9 @@ def gaussian_widget(*, preset: str = "blow-up (Q, K of the reference)", seed: in
         :class:`attnlib.viz.gaussian.CloudScenario`).
     """
     w_preset = W.Dropdown(options=list(PRESETS), value=preset, description="Q, K, V")
-    w_kernel = W.Dropdown(options=list(KERNEL_CHOICES), value=kernel,
-                          description="kernel")
+    w_kernel = W.Dropdown(
+        options=list(KERNEL_CHOICES), value=kernel, description="kernel"
+    )
     w_seed = W.IntSlider(value=seed, min=0, max=20, description="seed")
     w_frame = W.IntSlider(value=frames - 1, min=0, max=frames - 1, description="frame")
     out = W.Output()
@@ -81,13 +97,16 @@ def gaussian_widget(*, preset: str = "blow-up (Q, K of the reference)", seed: in
 
     def recompute(*_):
         model = preset_model(w_preset.value, w_seed.value, kernel=w_kernel.value)
-        state["sc"] = cloud_scenario(model, ALPHA0, SIGMA0, n=n, seed=w_seed.value,
-                                     t_max=t_max, frames=frames)
+        state["sc"] = cloud_scenario(
+            model, ALPHA0, SIGMA0, n=n, seed=w_seed.value, t_max=t_max, frames=frames
+        )
         P = state["sc"].states.reshape(-1, 2)
         lo, hi = np.percentile(P, [0.5, 99.5], axis=0)
         pad = 0.1 * (hi - lo) + 1e-9
-        state["lim"] = ((lo[0] - pad[0], hi[0] + pad[0]),
-                        (lo[1] - pad[1], hi[1] + pad[1]))
+        state["lim"] = (
+            (lo[0] - pad[0], hi[0] + pad[0]),
+            (lo[1] - pad[1], hi[1] + pad[1]),
+        )
         redraw()
 
     def redraw(*_):
@@ -95,8 +114,14 @@ def gaussian_widget(*, preset: str = "blow-up (Q, K of the reference)", seed: in
         k = min(w_frame.value, len(sc.times) - 1)
         ax.clear()
         t_star = "" if not np.isfinite(sc.t_star) else f", stop {sc.t_star:.3f}"
-        draw_cloud(ax, sc.states[k], sc.means[k], sc.covariances[k], lim=state["lim"],
-                   title=f"{w_kernel.value}: t = {sc.times[k]:.3f}{t_star}")
+        draw_cloud(
+            ax,
+            sc.states[k],
+            sc.means[k],
+            sc.covariances[k],
+            lim=state["lim"],
+            title=f"{w_kernel.value}: t = {sc.times[k]:.3f}{t_star}",
+        )
         with out:
             clear_output(wait=True)
             display(fig)
@@ -107,8 +132,12 @@ def gaussian_widget(*, preset: str = "blow-up (Q, K of the reference)", seed: in
     w_frame.observe(redraw, names="value")
     recompute()
     box = W.VBox([W.HBox([w_preset, w_kernel]), W.HBox([w_seed, w_frame]), out])
-    box.sliders = {"preset": w_preset, "kernel": w_kernel, "seed": w_seed,
-                   "frame": w_frame}
+    box.sliders = {
+        "preset": w_preset,
+        "kernel": w_kernel,
+        "seed": w_seed,
+        "frame": w_frame,
+    }
     box.scenario = lambda: state["sc"]
     box.fig = fig
     box.ax = ax

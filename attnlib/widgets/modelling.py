@@ -79,12 +79,20 @@ class SphereExplorer:
             art.remove()
         colors = token_colors(S.shape[1])
         dyn = [
-            ax3.plot(S[: k + 1, i, 0], S[: k + 1, i, 1], S[: k + 1, i, 2],
-                     color=colors[i], lw=0.6)[0]
+            ax3.plot(
+                S[: k + 1, i, 0],
+                S[: k + 1, i, 1],
+                S[: k + 1, i, 2],
+                color=colors[i],
+                lw=0.6,
+            )[0]
             for i in range(S.shape[1])
         ]
-        dyn.append(ax3.scatter(S[k, :, 0], S[k, :, 1], S[k, :, 2], c=colors, s=22,
-                               depthshade=False))
+        dyn.append(
+            ax3.scatter(
+                S[k, :, 0], S[k, :, 1], S[k, :, 2], c=colors, s=22, depthshade=False
+            )
+        )
         a["dynamic"] = dyn
         m = np.einsum("tid,tjd->t", S, S) / S.shape[1] ** 2
         a["curve"].set_data(self.times, m)
@@ -151,15 +159,36 @@ def sphere_explorer(
     n_frames = check_int(n_frames, "n_frames", low=2)
     times = np.linspace(0.0, t_final, n_frames)
     style = {"description_width": "60px"}
-    b = widgets.FloatSlider(value=beta, min=0.0, max=10.0, step=0.5,
-                            description="beta", continuous_update=False, style=style)
-    nn = widgets.IntSlider(value=n, min=2, max=n_max, step=1, description="n",
-                           continuous_update=False, style=style)
-    var = widgets.Dropdown(options=list(VARIANTS), value=variant,
-                           description="variant", style=style)
-    tt = widgets.FloatSlider(value=t_final, min=0.0, max=t_final,
-                             step=times[1] - times[0], description="time",
-                             continuous_update=True, style=style)
+    b = widgets.FloatSlider(
+        value=beta,
+        min=0.0,
+        max=10.0,
+        step=0.5,
+        description="beta",
+        continuous_update=False,
+        style=style,
+    )
+    nn = widgets.IntSlider(
+        value=n,
+        min=2,
+        max=n_max,
+        step=1,
+        description="n",
+        continuous_update=False,
+        style=style,
+    )
+    var = widgets.Dropdown(
+        options=list(VARIANTS), value=variant, description="variant", style=style
+    )
+    tt = widgets.FloatSlider(
+        value=t_final,
+        min=0.0,
+        max=t_final,
+        step=times[1] - times[0],
+        description="time",
+        continuous_update=True,
+        style=style,
+    )
     # a Figure outside pyplot: shown only through the output area (or explicitly),
     # never again by the inline backend at the end of a later cell
     fig = Figure(figsize=(9, 4))
