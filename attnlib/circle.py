@@ -40,13 +40,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 from scipy.special import ive
 
 from ._validation import check_choice, check_int, check_real, check_rng
+from .integrate import METHODS, check_observables, output_times, run_explicit
 
 __all__ = [
     "to_angles",
@@ -691,72 +691,26 @@ def simulate_angles(
     if not callable(model):
         raise TypeError(f"model must be callable v(theta), got {type(model).__name__}")
     th = _as_angles(theta0, "theta0").astype(np.float64, copy=True)
-    if (times is None) == (t_final is None):
-        raise ValueError("give exactly one of times and t_final")
-    if times is None:
-        times = np.array([0.0, check_real(t_final, "t_final", low=0.0)])
-    times = np.asarray(times, dtype=np.float64)
-    if times.ndim != 1 or times.size == 0:
-        raise ValueError(
-            f"times must be a non-empty 1-D array, got shape {times.shape}"
-        )
-    if not np.all(np.isfinite(times)) or times[0] < 0 or np.any(np.diff(times) < 0):
-        raise ValueError("times must be finite, >= 0 and non-decreasing")
+    times = output_times(times, t_final)
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
-    check_choice(method, "method", ("euler", "heun", "rk4"))
-    obs = dict(observables or {})
-    for name, fn in obs.items():
-        if not callable(fn):
-            raise TypeError(
-                f"observable {name!r} must be callable, got {type(fn).__name__}"
-            )
+    check_choice(method, "method", METHODS)
+    obs = check_observables(observables)
     out = model(th)
     if np.shape(out) != th.shape:
         raise ValueError(
             f"model(theta0) must have shape {th.shape}, got {np.shape(out)}"
         )
-    states = np.empty((times.size,) + th.shape) if save_states else None
-    rec: dict[str, list] = {k: [] for k in obs}
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=times.size, desc="simulate", leave=False)
-    t, n_steps = 0.0, 0
-    for i, tk in enumerate(times):
-        span = tk - t
-        if span > 0:
-            m = int(np.ceil(span / dt - 1e-9))
-            h = span / m
-            for _ in range(m):
-                if method == "euler":
-                    th = th + h * model(th)
-                elif method == "heun":
-                    k1 = model(th)
-                    th = th + 0.5 * h * (k1 + model(th + h * k1))
-                else:
-                    k1 = model(th)
-                    k2 = model(th + 0.5 * h * k1)
-                    k3 = model(th + 0.5 * h * k2)
-                    k4 = model(th + h * k3)
-                    th = th + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-                np.mod(th, TWO_PI, out=th)
-            n_steps += m
-            if not np.all(np.isfinite(th)):
-                raise FloatingPointError(
-                    f"the solution became non-finite before t={tk:g}; "
-                    f"reduce dt (={dt:g})"
-                )
-            t = tk
-        if save_states:
-            states[i] = th
-        for name, fn in obs.items():
-            rec[name].append(np.asarray(fn(th)))
-        if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
-    out_obs = MappingProxyType({k: np.stack(v) for k, v in rec.items()})
+    states, out_obs, th, n_steps = run_explicit(
+        model,
+        th,
+        times,
+        dt=dt,
+        method=method,
+        observables=obs,
+        save_states=save_states,
+        after_step=lambda th: np.mod(th, TWO_PI, out=th),
+        progress=progress,
+    )
     return AngleTrajectory(times, states, out_obs, th, n_steps, dt)
 
 

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import (
+    as_beta,
     as_matrix,
     as_states,
     check_choice,
@@ -48,6 +49,7 @@ from ._validation import (
     check_unit_norm,
 )
 from .equiangular import equiangular_time_to
+from .integrate import check_observables, output_times
 from .sphere import sample_sphere
 
 __all__ = [
@@ -433,35 +435,16 @@ def simulate_ensemble(
         X = X[None]
     check_unit_norm(X, "X0")
     B, n, d = X.shape
-    if np.ndim(beta) == 0:
-        b = np.full(B, check_real(beta, "beta", low=0.0))
-    else:
-        b = np.asarray(beta, dtype=np.float64)
-        if b.shape != (B,):
-            raise ValueError(
-                f"beta must be a scalar or of shape ({B},), got shape {b.shape}"
-            )
-        if not np.all(np.isfinite(b)) or np.any(b < 0):
-            raise ValueError("beta must be finite and >= 0")
+    b = as_beta(beta, B)
+    b = np.full(B, b) if np.ndim(b) == 0 else b
     check_choice(normalization, "normalization", ("sa", "usa"))
-    t_arr = np.asarray(times, dtype=np.float64)
-    if t_arr.ndim != 1 or t_arr.size == 0:
-        raise ValueError(
-            f"times must be a non-empty 1-D array, got shape {t_arr.shape}"
-        )
-    if not np.all(np.isfinite(t_arr)) or t_arr[0] < 0 or np.any(np.diff(t_arr) < 0):
-        raise ValueError("times must be finite, >= 0 and non-decreasing")
+    t_arr = output_times(times)
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
     Qm = _batched_matrix(Q, "Q", B, d)
     Km = _batched_matrix(K, "K", B, d)
     Vm = _batched_matrix(V, "V", B, d)
     identity = Qm is None and Km is None and Vm is None
-    obs = dict(observables or {})
-    for name, fn in obs.items():
-        if not callable(fn):
-            raise TypeError(
-                f"observable {name!r} must be callable, got {type(fn).__name__}"
-            )
+    obs = check_observables(observables)
     if identity and normalization == "usa" and b.max() > _MAX_EXP:
         raise ValueError(f"beta must be <= {_MAX_EXP:g} for USA (e^beta overflows)")
 

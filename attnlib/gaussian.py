@@ -51,6 +51,7 @@ import numpy as np
 
 from ._validation import as_matrix, as_states, check_int, check_real, check_rng
 from .attention import Model
+from .integrate import output_times
 
 __all__ = [
     "AffineField",
@@ -410,17 +411,7 @@ def integrate_gaussian(
     d = alpha.shape[0]
     Sigma0 = _as_cov(Sigma0, d, "Sigma0")
     kernel, heads = _heads(model, d)
-    if (times is None) == (t_final is None):
-        raise ValueError("give exactly one of times and t_final")
-    if times is None:
-        times = np.array([0.0, check_real(t_final, "t_final", low=0.0)])
-    times = np.asarray(times, dtype=np.float64)
-    if times.ndim != 1 or times.size == 0:
-        raise ValueError(
-            f"times must be a non-empty 1-D array, got shape {times.shape}"
-        )
-    if not np.all(np.isfinite(times)) or times[0] < 0 or np.any(np.diff(times) < 0):
-        raise ValueError("times must be finite, >= 0 and non-decreasing")
+    times = output_times(times, t_final)
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
     rel_step = check_real(rel_step, "rel_step", low=0.0, strict_low=True)
     max_trace = check_real(max_trace, "max_trace", low=0.0, strict_low=True)

@@ -24,7 +24,15 @@ import numpy as np
 
 from ._validation import as_states, check_choice, check_real, check_unit_norm
 
-__all__ = ["simulate", "Trajectory", "glpr_usa_step", "METHODS"]
+__all__ = [
+    "simulate",
+    "Trajectory",
+    "glpr_usa_step",
+    "METHODS",
+    "output_times",
+    "check_observables",
+    "run_explicit",
+]
 
 METHODS = ("euler", "heun", "rk4")
 
@@ -69,22 +77,109 @@ def glpr_usa_step(beta: float) -> float:
     return 0.1 / max(np.sqrt(beta) * np.exp(min(beta, 700.0) - 0.5), 1.0)
 
 
-def _step(f, X, h, method, sphere):
+def _retract_rows(Y: np.ndarray) -> np.ndarray:
+    Y /= np.linalg.norm(Y, axis=-1, keepdims=True)
+    return Y
+
+
+def _rk_step(f, X, h, method):
     if method == "euler":
-        Y = X + h * f(X)
-    elif method == "heun":
+        return X + h * f(X)
+    if method == "heun":
         k1 = f(X)
         k2 = f(X + h * k1)
-        Y = X + (0.5 * h) * (k1 + k2)
-    else:
-        k1 = f(X)
-        k2 = f(X + (0.5 * h) * k1)
-        k3 = f(X + (0.5 * h) * k2)
-        k4 = f(X + h * k3)
-        Y = X + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-    if sphere:
-        Y /= np.linalg.norm(Y, axis=-1, keepdims=True)
-    return Y
+        return X + (0.5 * h) * (k1 + k2)
+    k1 = f(X)
+    k2 = f(X + (0.5 * h) * k1)
+    k3 = f(X + (0.5 * h) * k2)
+    k4 = f(X + h * k3)
+    return X + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+
+
+def output_times(times: Any = None, t_final: float | None = None) -> np.ndarray:
+    """Validated output times: exactly one of ``times`` (non-decreasing, ``>= 0``)
+    or ``t_final`` (meaning ``[0, t_final]``)."""
+    if (times is None) == (t_final is None):
+        raise ValueError("give exactly one of times and t_final")
+    if times is None:
+        times = np.array([0.0, check_real(t_final, "t_final", low=0.0)])
+    times = np.asarray(times, dtype=np.float64)
+    if times.ndim != 1 or times.size == 0:
+        raise ValueError(
+            f"times must be a non-empty 1-D array, got shape {times.shape}"
+        )
+    if not np.all(np.isfinite(times)) or times[0] < 0 or np.any(np.diff(times) < 0):
+        raise ValueError("times must be finite, >= 0 and non-decreasing")
+    return times
+
+
+def check_observables(
+    observables: Mapping[str, Callable[[np.ndarray], Any]] | None,
+) -> dict[str, Callable[[np.ndarray], Any]]:
+    """A dict of observables, each checked to be callable."""
+    obs = dict(observables or {})
+    for name, fn in obs.items():
+        if not callable(fn):
+            raise TypeError(
+                f"observable {name!r} must be callable, got {type(fn).__name__}"
+            )
+    return obs
+
+
+def run_explicit(
+    f: Callable[[np.ndarray], np.ndarray],
+    X: np.ndarray,
+    times: np.ndarray,
+    *,
+    dt: float,
+    method: str,
+    observables: dict[str, Callable[[np.ndarray], Any]],
+    save_states: bool,
+    after_step: Callable[[np.ndarray], np.ndarray] | None = None,
+    progress: bool = False,
+    hint: str = "reduce dt",
+) -> tuple[np.ndarray | None, MappingProxyType, np.ndarray, int]:
+    r"""Explicit Runge–Kutta driver shared by the integrators of the library.
+
+    Steps of at most ``dt`` (shortened to hit every output time), each followed by
+    ``after_step`` (a retraction, or the reduction of angles modulo :math:`2\pi`).
+    Inputs are assumed validated. Returns ``(states, observables, final, n_steps)``.
+    """
+    states = np.empty((times.size,) + X.shape, dtype=X.dtype) if save_states else None
+    recorded: dict[str, list] = {k: [] for k in observables}
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=times.size, desc="simulate", leave=False)
+    t = 0.0
+    n_steps = 0
+    for k, tk in enumerate(times):
+        span = tk - t
+        if span > 0:
+            m = int(np.ceil(span / dt - 1e-9))
+            h = float(span / m)
+            for _ in range(m):
+                X = _rk_step(f, X, h, method)
+                if after_step is not None:
+                    X = after_step(X)
+            n_steps += m
+            if not np.all(np.isfinite(X)):
+                raise FloatingPointError(
+                    f"the solution became non-finite before t={tk:g}; {hint} "
+                    f"(dt = {dt:g})"
+                )
+            t = tk
+        if save_states:
+            states[k] = X
+        for name, fn in observables.items():
+            recorded[name].append(np.asarray(fn(X)))
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    out = MappingProxyType({k: np.stack(v) for k, v in recorded.items()})
+    return states, out, X, n_steps
 
 
 def simulate(
@@ -167,17 +262,7 @@ def simulate(
     if hasattr(model, "velocity"):
         model.velocity(X)  # validates X0 against the model (dimension, beta shape)
     X = X.copy()
-    if (times is None) == (t_final is None):
-        raise ValueError("give exactly one of times and t_final")
-    if times is None:
-        times = np.array([0.0, check_real(t_final, "t_final", low=0.0)])
-    times = np.asarray(times, dtype=np.float64)
-    if times.ndim != 1 or times.size == 0:
-        raise ValueError(
-            f"times must be a non-empty 1-D array, got shape {times.shape}"
-        )
-    if not np.all(np.isfinite(times)) or times[0] < 0 or np.any(np.diff(times) < 0):
-        raise ValueError("times must be finite, >= 0 and non-decreasing")
+    times = output_times(times, t_final)
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
     check_choice(method, "method", METHODS)
     check_choice(step_rule, "step_rule", (None, "glpr"))
@@ -186,43 +271,17 @@ def simulate(
         if beta is None:
             raise ValueError("step_rule='glpr' needs a model with a beta attribute")
         dt = min(dt, glpr_usa_step(float(np.max(beta))))
-    obs = dict(observables or {})
-    for name, fn in obs.items():
-        if not callable(fn):
-            raise TypeError(
-                f"observable {name!r} must be callable, got {type(fn).__name__}"
-            )
-
-    states = np.empty((times.size,) + X.shape, dtype=X.dtype) if save_states else None
-    recorded: dict[str, list] = {k: [] for k in obs}
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=times.size, desc="simulate", leave=False)
-    t = 0.0
-    n_steps = 0
-    for k, tk in enumerate(times):
-        span = tk - t
-        if span > 0:
-            m = int(np.ceil(span / dt - 1e-9))
-            h = float(span / m)
-            for _ in range(m):
-                X = _step(f, X, h, method, sphere)
-            n_steps += m
-            if not np.all(np.isfinite(X)):
-                raise FloatingPointError(
-                    f"the solution became non-finite before t={tk:g}; reduce dt "
-                    f"(currently {dt:g}) or use step_rule='glpr'"
-                )
-            t = tk
-        if save_states:
-            states[k] = X
-        for name, fn in obs.items():
-            recorded[name].append(np.asarray(fn(X)))
-        if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
-    out_obs = MappingProxyType({k: np.stack(v) for k, v in recorded.items()})
+    obs = check_observables(observables)
+    states, out_obs, X, n_steps = run_explicit(
+        f,
+        X,
+        times,
+        dt=dt,
+        method=method,
+        observables=obs,
+        save_states=save_states,
+        after_step=_retract_rows if sphere else None,
+        progress=progress,
+        hint="reduce dt or use step_rule='glpr'",
+    )
     return Trajectory(times, states, out_obs, X, method, n_steps, dt)
