@@ -31,6 +31,18 @@ def _describe(x: Any) -> str:
     return f"{type(x).__name__} {x!r}"[:120]
 
 
+def as_numeric(x: Any, name: str, what: str = "array") -> np.ndarray:
+    """``x`` as a numpy array of a real numeric dtype (no strings, objects, None)."""
+    if x is None or isinstance(x, (str, bytes)):
+        raise TypeError(f"{name} must be a real numeric {what}, got {_describe(x)}")
+    arr = np.asarray(x)
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
+    ):
+        raise TypeError(f"{name} must be a real numeric {what}, got {_describe(x)}")
+    return arr
+
+
 def as_states(
     x: Any,
     name: str = "X",
@@ -43,16 +55,7 @@ def as_states(
     Integer input is promoted to float64; float32/float64 are preserved unless
     ``dtype`` is given.
     """
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name} must be an array of floats, got {_describe(x)}")
-    try:
-        arr = np.asarray(x)
-    except Exception as exc:  # pragma: no cover - defensive
-        raise TypeError(f"{name} must be array-like, got {_describe(x)}") from exc
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
-    ):
-        raise TypeError(f"{name} must be a real numeric array, got {_describe(x)}")
+    arr = as_numeric(x, name)
     if dtype is not None:
         arr = arr.astype(dtype, copy=False)
     elif not np.issubdtype(arr.dtype, np.floating) or arr.dtype == np.float16:
@@ -89,13 +92,7 @@ def as_matrix(
     m: Any, name: str, *, shape: tuple[int | None, int | None] | None = None
 ) -> np.ndarray:
     """Return a finite 2-D float array, optionally with a required shape."""
-    if m is None or isinstance(m, (str, bytes)):
-        raise TypeError(f"{name} must be a 2-D array of floats, got {_describe(m)}")
-    arr = np.asarray(m)
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
-    ):
-        raise TypeError(f"{name} must be a real numeric matrix, got {_describe(m)}")
+    arr = as_numeric(m, name, "matrix")
     arr = arr.astype(
         np.result_type(arr.dtype, np.float32)
         if np.issubdtype(arr.dtype, np.floating)

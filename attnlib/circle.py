@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ive
 
-from ._validation import check_choice, check_int, check_real, check_rng
+from ._validation import as_numeric, check_choice, check_int, check_real, check_rng
 from .integrate import METHODS, check_observables, output_times, run_explicit
 
 __all__ = [
@@ -84,13 +84,7 @@ _DIRECT_ENTRIES = 1 << 21  # largest (rows x n) tile of the direct evaluation (1
 def _as_angles(
     theta: Any, name: str = "theta", ndims: tuple[int, ...] = (1, 2)
 ) -> np.ndarray:
-    if theta is None or isinstance(theta, (str, bytes)):
-        raise TypeError(f"{name} must be an array of angles, got {theta!r}")
-    arr = np.asarray(theta)
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
-    ):
-        raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
+    arr = as_numeric(theta, name, "array of angles")
     if not np.issubdtype(arr.dtype, np.floating) or arr.dtype == np.float16:
         arr = arr.astype(np.float64)
     if arr.ndim not in ndims:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import as_beta, as_states, check_unit_norm
+from ._validation import as_beta, as_numeric, as_states, check_unit_norm
 from .sphere import project
 
 __all__ = ["energy", "log_energy", "energy_gradient"]
@@ -153,14 +153,7 @@ def as_interaction(D, d: int, batch: int | None = None, name: str = "D") -> np.n
     asymmetric matrix (the energy only sees the symmetric part of ``D``, and the flows
     of this module are gradient flows only for a symmetric ``D``).
     """
-    if D is None or isinstance(D, (str, bytes)):
-        raise TypeError(f"{name} must be a real matrix of shape ({d}, {d}), got {D!r}")
-    arr = np.asarray(D)
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
-    ):
-        raise TypeError(f"{name} must be a real numeric matrix, got dtype {arr.dtype}")
-    arr = arr.astype(np.float64)
+    arr = as_numeric(D, name, f"matrix of shape ({d}, {d})").astype(np.float64)
     if arr.ndim == 2:
         if arr.shape != (d, d):
             raise ValueError(

@@ -12,20 +12,10 @@ Run with ``python benchmarks/circle.py``. Prints, in one run,
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from attnlib.circle import CircleModel, angle_velocity, bessel_modes
-
-
-def _best(fn, repeat: int) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+from timing import best_time
 
 
 def main(beta: float = 4.0) -> None:
@@ -37,13 +27,13 @@ def main(beta: float = 4.0) -> None:
     for n in (10_000, 100_000):
         th = rng.uniform(0, 2 * np.pi, n)
         out = {}
-        t_dir = _best(
+        t_dir = best_time(
             lambda th=th: out.__setitem__(
                 "d", angle_velocity(th, beta, method="direct", block=512)
             ),
             repeat=2 if n <= 10_000 else 1,
         )
-        t_fou = _best(
+        t_fou = best_time(
             lambda th=th: out.__setitem__(
                 "f", angle_velocity(th, beta, method="fourier")
             ),
@@ -68,7 +58,7 @@ def main(beta: float = 4.0) -> None:
             k4 = model(th + h * k3)
             return th + (h / 6) * (k1 + 2 * k2 + 2 * k3 + k4)
 
-        te, tr = _best(euler, 5), _best(rk4, 3)
+        te, tr = best_time(euler, 5), best_time(rk4, 3)
         print(
             f"n = {n}, beta = {b:>4}: K = {model.modes:>2}, Euler step {te:.3f} s, "
             f"RK4 step {tr:.3f} s (target <= 0.5 s per step)"

@@ -12,35 +12,17 @@ all measured in this one run).
 from __future__ import annotations
 
 import argparse
-import time
-import tracemalloc
 
 import numpy as np
 from scipy.special import softmax
 
 from attnlib import Model, sample_sphere
+from timing import best_time, peak_bytes
 
 
 def textbook(X: np.ndarray, beta: float) -> np.ndarray:
     V = softmax(beta * X @ X.T, axis=1) @ X
     return V - np.sum(V * X, axis=1, keepdims=True) * X
-
-
-def best_time(fn, repeat: int) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
-def peak_bytes(fn) -> int:
-    tracemalloc.start()
-    fn()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return peak
 
 
 def main() -> None:
