@@ -28,7 +28,15 @@ VENDOR := book/_vendor/.complete
 $(VENDOR): book/vendor_assets.py
 	$(BIN)/python book/vendor_assets.py
 
-book: $(STAMP) $(VENDOR)
+# The execution cache keys on the chapters' code only: when attnlib changes, drop it so
+# every chapter runs again against the library of this checkout.
+LIBSTAMP := _build/.attnlib-stamp
+
+$(LIBSTAMP): $(shell find attnlib -name '*.py')
+	rm -rf _build/.jupyter_cache
+	mkdir -p _build && touch $@
+
+book: $(STAMP) $(VENDOR) $(LIBSTAMP)
 	$(RUN) $(BIN)/jupyter-book build . -W -n --keep-going
 	@echo
 	@echo "The book is built. Open file://$(CURDIR)/_build/html/index.html"

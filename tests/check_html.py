@@ -81,4 +81,4 @@ def main(root: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1] if len(sys.argv) > 1 else "_build/html")))
+    sys.exit(main(Path(sys.argv[1] if len(sys.argv) > 1 else "_build/html").resolve()))
