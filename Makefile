@@ -29,11 +29,11 @@ $(VENDOR): book/vendor_assets.py
 	$(BIN)/python book/vendor_assets.py
 
 # The execution cache keys on the chapters' code only: when attnlib changes, drop it so
-# every chapter runs again against the library of this checkout.
+# every chapter is read and runs again against the library of this checkout.
 LIBSTAMP := _build/.attnlib-stamp
 
 $(LIBSTAMP): $(shell find attnlib -name '*.py')
-	rm -rf _build/.jupyter_cache
+	rm -rf _build/.jupyter_cache _build/.doctrees _build/jupyter_execute
 	mkdir -p _build && touch $@
 
 book: $(STAMP) $(VENDOR) $(LIBSTAMP)
