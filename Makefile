@@ -44,8 +44,16 @@ book: $(STAMP) $(VENDOR) $(LIBSTAMP)
 test: $(STAMP)
 	$(RUN) $(BIN)/python -m pytest
 
-lab: $(STAMP)
-	PATH="$(BIN):$$PATH" $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR)
+# Double-clicking a chapter (.md) in JupyterLab opens it as a notebook.
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
+ROOT_FLAG    := $(if $(filter 0,$(shell id -u)),--allow-root)
+
+$(LAB_SETTINGS): $(STAMP)
+	mkdir -p $(dir $@)
+	printf '%s\n' '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}}' > $@
+
+lab: $(STAMP) $(LAB_SETTINGS)
+	PATH="$(BIN):$$PATH" $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) $(ROOT_FLAG)
 
 clean:
 	rm -rf _build
