@@ -4,8 +4,8 @@ Run after ``make book``: ``python tests/check_html.py [_build/html]``.
 
 1. No page loads a script or stylesheet from another host (the book works offline).
 2. Every chapter page, opened in headless Chromium with no network, typesets its
-   mathematics with MathJax (``mjx-container`` elements, no ``merror``) and shows
-   no "Executing notebook failed" or traceback output.
+   mathematics with MathJax (``mjx-container`` elements, no ``merror``), renders the
+   snapshots of its saved widgets, and shows no traceback output.
 """
 
 from __future__ import annotations
@@ -70,7 +70,13 @@ def main(root: Path) -> int:
             failures.append(f"{page.name}: MathJax typeset nothing")
         if "<mjx-merror" in dom:
             failures.append(f"{page.name}: MathJax reports an error")
-        print(f"{page.name}: {n_math} formulas typeset")
+        n_views = page.read_text(encoding="utf-8").count(
+            'type="application/vnd.jupyter.widget-view+json"'
+        )
+        n_rendered = dom.count("jupyter-widgets-disconnected")
+        if n_views and n_rendered == 0:
+            failures.append(f"{page.name}: the saved widget views did not render")
+        print(f"{page.name}: {n_math} formulas typeset, {n_views} widget views saved")
     for f in failures:
         print("FAIL", f)
     print(
