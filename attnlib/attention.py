@@ -413,7 +413,7 @@ class Model:
             S = S + self.bias
         return S
 
-    def _causal(self, L, rows, n):
+    def _causal(self, rows, n):
         r = np.arange(n)[rows]
         keep = np.arange(n)[None, :] <= r[:, None]
         return keep
@@ -466,7 +466,7 @@ class Model:
                     stacklevel=3,
                 )
             return res.matrix
-        keep = self._causal(L, slice(None), n) if self.mask == "causal" else None
+        keep = self._causal(slice(None), n) if self.mask == "causal" else None
         return self._weights(L, keep, n)
 
     # ---------------------------------------------------------------- velocity
@@ -519,7 +519,7 @@ class Model:
         out = np.empty_like(XV)
         if X.ndim == 3:
             step = max(1, _CHUNK_ENTRIES // (n * n))
-            if step >= 1 and n <= self.block:
+            if n <= self.block:
                 for s in range(0, X.shape[0], step):
                     sl = slice(s, s + step)
                     bs = beta if np.ndim(beta) == 0 else beta[sl]
@@ -537,7 +537,7 @@ class Model:
     def _rows_velocity(self, X, XV, beta, head, rows):
         n = X.shape[-2]
         L = self._logits(X, beta, head, rows)
-        keep = self._causal(L, rows, n) if self.mask == "causal" else None
+        keep = self._causal(rows, n) if self.mask == "causal" else None
         return self._weights(L, keep, n) @ XV
 
 
