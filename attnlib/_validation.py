@@ -6,6 +6,7 @@ names the argument, what was expected and what was received.
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -20,6 +21,10 @@ __all__ = [
     "check_unit_norm",
     "check_choice",
     "check_rng",
+    "log_max",
+    "exp_scale",
+    "TooManyStepsError",
+    "check_steps",
 ]
 
 UNIT_NORM_TOL = 1e-8
@@ -193,3 +198,151 @@ def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
         f"{name} must be a numpy.random.Generator or an integer seed, "
         f"got {_describe(rng)}"
     )
+
+
+# ---------------------------------------------------------------------------
+# Overflow guards (one place for every module) and step caps
+# ---------------------------------------------------------------------------
+
+
+def log_max(dtype: Any = np.float64) -> float:
+    r"""Natural logarithm of the largest finite value of a floating dtype.
+
+    :math:`e^x` is finite in ``dtype`` exactly when ``x <= log_max(dtype)``: about
+    709.78 for float64 and 88.72 for float32. Every overflow guard of the library
+    compares a log-magnitude with this number, so that the guards follow the dtype of
+    the data.
+
+    Parameters
+    ----------
+    dtype : numpy floating dtype (or anything :class:`numpy.finfo` accepts)
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> round(log_max(np.float64), 2), round(log_max(np.float32), 2)
+    (709.78, 88.72)
+    """
+    return float(np.log(np.finfo(dtype).max))
+
+
+def exp_scale(
+    values: np.ndarray,
+    log_scale: Any,
+    *,
+    what: str,
+    hint: str = "",
+    dtype: Any = None,
+) -> np.ndarray:
+    r"""``values * exp(log_scale)`` in the dtype of ``values``, or a clear error.
+
+    The product is formed only when every entry is finite in that dtype, i.e. when
+    :math:`\log|v| + s \le` :func:`log_max`; otherwise a :class:`ValueError` naming
+    the quantity (``what``), the dtype and the size of the overflow is raised. The
+    factor :math:`e^{s}` may itself exceed the float64 range while the product does
+    not (tiny ``values``): it is then applied in several finite pieces.
+
+    Parameters
+    ----------
+    values : ndarray of a floating dtype
+        Finite values, e.g. a velocity computed with a shifted exponent.
+    log_scale : float or ndarray broadcastable to ``values``
+        Logarithm of the (positive) factor.
+    what : str
+        Name of the quantity for the error message.
+    hint : str
+        What to do instead, appended to the error message.
+    dtype : numpy floating dtype, optional
+        Dtype of the result (default: that of ``values``, float64 for other input).
+
+    Returns
+    -------
+    ndarray of ``dtype``
+
+    Raises
+    ------
+    ValueError
+        If some entry of the product is not finite in the dtype of ``values``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> v = exp_scale(np.array([0.0, np.exp(-100.0)]), 800.0, what="x")  # e^800 = inf
+    >>> v[0], bool(np.isclose(v[1], np.exp(700.0), rtol=1e-12))
+    (np.float64(0.0), True)
+    >>> exp_scale(np.array([1.0], dtype=np.float32), 100.0, what="the field")
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: the field exceeds the float32 range (largest value about e^100.0 > ...
+    """
+    v = np.asarray(values)
+    if dtype is None:
+        dtype = v.dtype if np.issubdtype(v.dtype, np.floating) else np.float64
+    dtype = np.dtype(dtype)
+    s = np.asarray(log_scale, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        mag = np.log(np.abs(v.astype(np.float64, copy=False))) + s
+    top = float(np.max(mag)) if mag.size else -np.inf
+    lim = log_max(dtype)
+    if np.isnan(top) or top > lim:
+        size = "a non-finite value" if not np.isfinite(top) else f"about e^{top:.1f}"
+        raise ValueError(
+            f"{what} exceeds the {dtype.name} range (largest value {size} > "
+            f"e^{lim:.1f}); {hint}"
+        )
+    s_top = float(np.max(s)) if s.size else 0.0
+    pieces = max(1, math.ceil(s_top / (log_max(np.float64) - 1.0)))
+    factor = np.exp(s / pieces)
+    out = v.astype(np.float64, copy=False)
+    for _ in range(pieces):
+        out = out * factor
+    return out.astype(dtype, copy=False)
+
+
+class TooManyStepsError(ValueError):
+    """A stepping loop would need more steps than its ``max_steps`` cap allows."""
+
+
+def check_steps(n_steps: float, max_steps: int, *, what: str, hint: str = "") -> None:
+    """Raise :class:`TooManyStepsError` if ``n_steps`` exceeds ``max_steps``.
+
+    The one way every stepping loop of the library is capped: called with the number
+    of steps a loop is about to take (before it starts, when that number is known) or
+    has taken so far (inside an adaptive loop).
+
+    Parameters
+    ----------
+    n_steps : int or float
+        Steps planned or taken (may be ``inf`` for a step that no longer advances).
+    max_steps : int
+        The cap (the ``max_steps`` keyword of the calling function).
+    what : str
+        The loop, for the message (e.g. ``"simulate"``).
+    hint : str
+        What to change, appended to the message.
+
+    Raises
+    ------
+    TooManyStepsError
+        A subclass of :class:`ValueError`.
+
+    Examples
+    --------
+    >>> check_steps(10, 100, what="simulate")
+    >>> check_steps(1e23, 100, what="simulate", hint="increase dt")
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attnlib._validation.TooManyStepsError: simulate needs 1e+23 steps, more than ...
+    """
+    if n_steps > max_steps:
+        count = f"{n_steps:.3g}" if isinstance(n_steps, float) else f"{n_steps}"
+        raise TooManyStepsError(
+            f"{what} needs {count} steps, more than max_steps={max_steps}"
+            + (f"; {hint}" if hint else "")
+        )

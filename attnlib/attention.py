@@ -22,6 +22,15 @@ Conventions (tested in ``tests/test_attention.py``):
   scaling, which is ``beta``).
 * ``kernel="sigmoid"``: weight :math:`\sigma(\beta\langle Qx_i,Kx_j\rangle + b)`;
   with ``normalization="usa"`` divided by :math:`n`, with ``"sa"`` by the row sum.
+  The SA weights are ratios :math:`\sigma(s_{ij}) / \sum_k \sigma(s_{ik})` of
+  positive numbers, computed from :math:`\log\sigma` (log-sum-exp), so they stay
+  exact when every :math:`\sigma` of a row underflows (a large negative bias):
+  since :math:`\sigma(s) \sim e^{s}` as :math:`s \to -\infty`, they then tend
+  to the softmax of the pre-activations.
+* USA weights are formed with the row maximum subtracted and scaled back at the
+  end; the result is returned if it is finite in the dtype of ``X`` and a
+  ``ValueError`` is raised otherwise (float32 holds :math:`e^{x}` up to
+  :math:`x \approx 88.7`, float64 up to :math:`709.8`).
 * ``kernel="sinkhorn"``: the entropic optimal-transport plan (:math:`\varepsilon=1`)
   for the cost :math:`-\beta\langle Qx_i, Kx_j\rangle` with uniform marginals,
   scaled by :math:`n` so that rows and columns sum to one; computed by log-domain
@@ -43,7 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.special import expit, logsumexp
+from scipy.special import expit, log_expit, logsumexp
 
 from ._validation import (
     as_beta,
@@ -53,6 +62,8 @@ from ._validation import (
     check_int,
     check_real,
     check_unit_norm,
+    exp_scale,
+    log_max,
 )
 
 __all__ = [
@@ -68,7 +79,6 @@ __all__ = [
 KERNELS = ("softmax", "l2", "sigmoid", "sinkhorn")
 NORMALIZATIONS = ("sa", "usa")
 MASKS = (None, "causal")
-_MAX_EXP = 700.0  # exp(709.78) is the float64 overflow threshold
 # Ensemble members are processed in chunks holding at most this many kernel entries.
 _CHUNK_ENTRIES = 1 << 21
 
@@ -118,6 +128,11 @@ def sinkhorn(
     ``n <= 1024``, after 20 plain iterations the column potential is updated by damped
     Newton steps instead (each counted as one iteration), which converge
     quadratically where plain iterations crawl (clustered tokens, large ``beta``).
+    The Newton system is regularised (its matrix is positive semi-definite and
+    nearly singular when the plan is close to a permutation, e.g. isolated tokens at
+    large ``beta``); a step that cannot be computed or does not reduce the error
+    hands over to plain iterations, so the solve never fails: it ends converged or
+    at ``max_iter`` with ``converged=False``.
 
     Parameters
     ----------
@@ -178,6 +193,9 @@ def sinkhorn(
         n_iter += 1
         if newton and n_iter > _NEWTON_AFTER:
             step = _newton_step(L, col)
+            if step is None:  # the linear system could not be solved
+                newton = False
+                continue
             for _ in range(6):  # damped: halve until the column error decreases
                 trial = rows(g + step)
                 if trial[2] < err:
@@ -206,15 +224,26 @@ def _newton_step(L, col):
     With rows normalised, the column sums :math:`c_j(g) = \sum_i P_{ij}` have Jacobian
     :math:`\partial c / \partial g = \mathrm{diag}(c) - P^\top P`, singular along the
     constants (the gauge :math:`g + t`); adding :math:`\mathbf 1\mathbf 1^\top / n`
-    fixes the gauge. The step solves :math:`J\,\delta g = 1 - c`.
+    fixes the gauge. The Jacobian is positive semi-definite (Jensen's inequality on
+    each row) and nearly singular when the plan splits into almost independent
+    blocks (a near-permutation at large ``beta``): one gauge per block. The step
+    solves :math:`(J + \delta I)\,\delta g = 1 - c` with
+    :math:`\delta = \max(10^{-12}, n\,\varepsilon)`, which leaves the well-conditioned
+    directions unchanged and damps the near-gauges, whose residuals are as small as
+    the couplings. Returns ``None`` if the system cannot be solved or the step is not
+    finite (the caller then continues with plain iterations).
     """
     P = np.exp(L)
     c = np.exp(col)
     n = P.shape[-1]
     J = -np.swapaxes(P, -1, -2) @ P + 1.0 / n
     idx = np.arange(n)
-    J[..., idx, idx] += c
-    return np.linalg.solve(J, (1.0 - c)[..., None])[..., 0]
+    J[..., idx, idx] += c + max(1e-12, n * float(np.finfo(P.dtype).eps))
+    try:
+        step = np.linalg.solve(J, (1.0 - c)[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        return None
+    return step if np.all(np.isfinite(step)) else None
 
 
 def _identity_or(m, name, shape):
@@ -419,30 +448,43 @@ class Model:
         return keep
 
     def _weights(self, L, keep, n):
-        """Turn logits of some rows into normalised attention weights."""
+        """Turn logits of some rows into attention weights ``W * exp(log_scale)``.
+
+        Returns ``(W, log_scale)``: ``log_scale`` is ``None`` when ``W`` holds the
+        weights themselves, and a column ``(..., r, 1)`` for USA softmax-type weights,
+        which are formed with the row maximum subtracted so that nothing overflows
+        before the (checked) final scaling.
+        """
         if self.kernel == "sigmoid":
+            if self.normalization == "sa":
+                # sigma(L_ij) / sum_k sigma(L_ik) in the log domain: finite and exact
+                # even when every sigma of a row underflows (softmax of L in the limit)
+                W = log_expit(L)
+                if keep is not None:
+                    W = np.where(keep, W, -np.inf)
+                W -= logsumexp(W, axis=-1, keepdims=True)
+                return np.exp(W, out=W), None
             W = expit(L)
             if keep is not None:
                 W = np.where(keep, W, 0.0)
-            if self.normalization == "sa":
-                W = W / W.sum(axis=-1, keepdims=True)
-            else:
-                W = W / n
-            return W
+            return W / n, None
         if keep is not None:
             L = np.where(keep, L, -np.inf)
+        m = L.max(axis=-1, keepdims=True)
+        W = np.exp(L - m)
         if self.normalization == "sa":
-            m = L.max(axis=-1, keepdims=True)
-            W = np.exp(L - m)
-            return W / W.sum(axis=-1, keepdims=True)
-        if np.max(L) > _MAX_EXP:
-            raise ValueError(
-                "USA weights exp(beta <Qx, Ky>) exceed the float64 range for this beta "
-                f"(largest exponent {np.max(L):.1f} > {_MAX_EXP:.0f}); use SA or a "
-                "smaller "
-                "beta"
-            )
-        return np.exp(L) / n
+            return W / W.sum(axis=-1, keepdims=True), None
+        return W, m - np.log(n)
+
+    def _usa_scale(self, values, log_scale, what, dtype):
+        """``values * exp(log_scale)`` in ``dtype``, with the overflow check."""
+        return exp_scale(
+            values,
+            log_scale,
+            what=what,
+            hint="use normalization='sa', a smaller beta or float64",
+            dtype=dtype,
+        )
 
     def _head_matrix(self, X, beta, head):
         n = X.shape[-2]
@@ -467,7 +509,10 @@ class Model:
                 )
             return res.matrix
         keep = self._causal(slice(None), n) if self.mask == "causal" else None
-        return self._weights(L, keep, n)
+        W, log_scale = self._weights(L, keep, n)
+        if log_scale is None:
+            return W
+        return self._usa_scale(W, log_scale, "the USA attention matrix", X.dtype)
 
     # ---------------------------------------------------------------- velocity
     def velocity(self, X: np.ndarray) -> np.ndarray:
@@ -497,6 +542,12 @@ class Model:
             out += self._head_velocity(X, beta, head)
         if self.sphere:
             out -= np.sum(out * X, axis=-1, keepdims=True) * X
+        if not np.all(np.isfinite(out)):
+            raise ValueError(
+                f"the velocity field overflows {out.dtype} for these states (the sum "
+                "over heads or the projection is not finite); use float64, a smaller "
+                "beta or normalization='sa'"
+            )
         return out
 
     def _head_velocity(self, X, beta, head):
@@ -538,7 +589,10 @@ class Model:
         n = X.shape[-2]
         L = self._logits(X, beta, head, rows)
         keep = self._causal(rows, n) if self.mask == "causal" else None
-        return self._weights(L, keep, n) @ XV
+        W, log_scale = self._weights(L, keep, n)
+        if log_scale is None:
+            return W @ XV
+        return self._usa_scale(W @ XV, log_scale, "the USA velocity", X.dtype)
 
 
 def _symmetric_psd_product(q, k):
@@ -565,8 +619,9 @@ def _symmetric_velocity(X, XV, beta, A, normalization, block):
     the shifted kernel :math:`W_{ij} = e^{\beta x_i^\top A x_j - c_i - c_j}` is
     symmetric, bounded by one and has unit diagonal. Each tile ``(I, J)`` with
     ``I <= J`` is exponentiated once and used for the rows of ``I`` and of ``J``.
-    Returns ``None`` when the factors :math:`e^{c_j}` span more than the float64 range
-    (the caller then uses the row-max evaluation).
+    Returns ``None`` when the factors :math:`e^{c_j}` span more than the range of the
+    dtype (:func:`attnlib._validation.log_max`; the caller then uses the row-max
+    evaluation).
     """
     if X.ndim == 3:
         B, n, d = X.shape
@@ -595,7 +650,7 @@ def _symmetric_velocity(X, XV, beta, A, normalization, block):
     Y = X if isinstance(A, str) else X @ A
     c = 0.5 * beta * np.sum(Y * X, axis=1)
     spread = float(c.max() - c.min())
-    if spread > _MAX_EXP:
+    if spread > log_max(X.dtype):
         return None
     g = np.exp(c - c.max())
     dt = X.dtype
@@ -622,13 +677,7 @@ def _symmetric_velocity(X, XV, beta, A, normalization, block):
     num, den = acc[:, :-1], acc[:, -1:]
     if normalization == "sa":
         return num / den
-    log_scale = c + c.max() - np.log(n)
-    if log_scale.max() > _MAX_EXP:
-        raise ValueError(
-            "USA velocity exceeds the float64 range for this beta; use SA or a "
-            "smaller beta"
-        )
-    return num * np.exp(log_scale)[:, None]
+    return _usa_velocity(num, c + c.max() - np.log(n), X.dtype)
 
 
 def _dense_symmetric(X, XV, beta, A, normalization):
@@ -638,7 +687,7 @@ def _dense_symmetric(X, XV, beta, A, normalization):
     b = beta if np.ndim(beta) == 0 else np.asarray(beta, dtype=X.dtype).reshape(-1, 1)
     c = 0.5 * b * np.sum(Y * X, axis=-1)
     cmax = c.max(axis=-1, keepdims=True)
-    if float(np.max(cmax - c.min(axis=-1, keepdims=True))) > _MAX_EXP:
+    if float(np.max(cmax - c.min(axis=-1, keepdims=True))) > log_max(X.dtype):
         return None
     bb = b if np.ndim(beta) == 0 else b[..., None]
     T = bb * (Y @ np.swapaxes(X, -1, -2))
@@ -650,13 +699,18 @@ def _dense_symmetric(X, XV, beta, A, normalization):
     den = T @ g[..., None]
     if normalization == "sa":
         return num / den
-    log_scale = c + cmax - np.log(n)
-    if log_scale.max() > _MAX_EXP:
-        raise ValueError(
-            "USA velocity exceeds the float64 range for this beta; use SA or a "
-            "smaller beta"
-        )
-    return num * np.exp(log_scale)[..., None]
+    return _usa_velocity(num, c + cmax - np.log(n), X.dtype)
+
+
+def _usa_velocity(num, log_scale, dtype):
+    """USA velocity ``num_i * exp(log_scale_i)`` in ``dtype`` (overflow checked)."""
+    return exp_scale(
+        num,
+        np.asarray(log_scale, dtype=np.float64)[..., None],
+        what="the USA velocity",
+        hint="use normalization='sa', a smaller beta or float64",
+        dtype=dtype,
+    )
 
 
 def attention_matrix(X: np.ndarray, **model: Any) -> np.ndarray:

@@ -24,7 +24,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import as_beta, as_numeric, as_states, check_unit_norm
+from ._validation import (
+    as_beta,
+    as_numeric,
+    as_states,
+    check_unit_norm,
+    exp_scale,
+    log_max,
+)
 from .sphere import project
 
 __all__ = ["energy", "log_energy", "energy_gradient"]
@@ -91,8 +98,9 @@ def energy(X: np.ndarray, beta: float | np.ndarray) -> np.ndarray | float:
     Raises
     ------
     ValueError
-        If the energy exceeds the float64 range (``beta`` above ~700); use
-        :func:`log_energy` there.
+        If the energy exceeds the range of its dtype (float64: ``beta`` above
+        about 710; float32 ensembles: about 89); :func:`log_energy` is finite
+        there.
 
     Examples
     --------
@@ -102,9 +110,12 @@ def energy(X: np.ndarray, beta: float | np.ndarray) -> np.ndarray | float:
     True
     """
     le = log_energy(X, beta)
-    if np.any(np.asarray(le) > 709.0):
+    dtype = np.result_type(le)
+    top = float(np.max(le))
+    if top > log_max(dtype):
         raise ValueError(
-            "energy overflows float64 for this beta; use attnlib.log_energy"
+            f"the energy E_beta overflows {dtype.name} (log E = {top:.1f} > "
+            f"{log_max(dtype):.1f}); use attnlib.log_energy, which is finite"
         )
     return float(np.exp(le)) if np.ndim(le) == 0 else np.exp(le)
 
@@ -122,18 +133,24 @@ def energy_gradient(X: np.ndarray, beta: float | np.ndarray) -> np.ndarray:
     Returns
     -------
     ndarray, same shape as ``X``
+
+    Raises
+    ------
+    ValueError
+        If the gradient is not finite in the dtype of ``X`` (it carries the factor
+        :math:`e^\beta`: ``beta`` above about 710 in float64, 89 in float32).
     """
     X, b = _prepare(X, beta)
     n = X.shape[-2]
     G = X @ np.swapaxes(X, -1, -2)
     # exp(beta * G) = exp(beta) * exp(beta (G - 1)); the prefactor is applied last.
     W = np.exp(b * (G - 1.0))
-    scale = np.exp(np.asarray(b, dtype=np.float64)) / (n * n)
-    if np.any(~np.isfinite(scale)):
-        raise ValueError(
-            "energy gradient overflows float64 for this beta (beta > ~700)"
-        )
-    return (scale * project(X, W @ X)).astype(X.dtype, copy=False)
+    return exp_scale(
+        project(X, W @ X),
+        np.asarray(b, dtype=np.float64) - 2.0 * np.log(n),
+        what="the energy gradient",
+        hint="use a smaller beta or float64",
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -141,8 +158,6 @@ def energy_gradient(X: np.ndarray, beta: float | np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 __all__ += ["as_interaction", "energy_D", "energy_D_field", "energy_D_gradient"]
-
-_MAX_EXP = 700.0
 
 
 def as_interaction(D, d: int, batch: int | None = None, name: str = "D") -> np.ndarray:
@@ -209,22 +224,31 @@ def _spectral_shift(D: np.ndarray) -> np.ndarray:
     return np.max(np.abs(np.linalg.eigvalsh(D)), axis=-1)
 
 
-def _kernel_D(X, D):
-    """Shifted kernel ``exp(<x_i, D x_j> - s)``, shift ``s = ||D||_2``, and ``s``."""
-    s = _spectral_shift(D)
+def _gram_D(X, D):
+    """``G_ij = <x_i, D x_j>`` and the rows ``D x_j``."""
     DX = (
         X @ np.swapaxes(D, -1, -2).astype(X.dtype)
         if D.ndim == 2
         else np.einsum("bkl,bjl->bjk", D.astype(X.dtype), X)
     )
-    G = X @ np.swapaxes(DX, -1, -2)
+    return X @ np.swapaxes(DX, -1, -2), DX
+
+
+def _kernel_D(X, D):
+    """Shifted kernel ``exp(<x_i, D x_j> - s)``, shift ``s = ||D||_2``, and ``s``."""
+    s = _spectral_shift(D)
+    G, DX = _gram_D(X, D)
     ss = np.asarray(s, dtype=X.dtype)
     W = np.exp(G - (ss[..., None, None] if ss.ndim else ss))
     return W, DX, s
 
 
 def energy_D(
-    X: np.ndarray, D: np.ndarray, *, weights: np.ndarray | None = None
+    X: np.ndarray,
+    D: np.ndarray,
+    *,
+    weights: np.ndarray | None = None,
+    log: bool = False,
 ) -> np.ndarray | float:
     r"""Interaction energy of [BKKRW] of :math:`\mu = \sum_i w_i\delta_{x_i}`.
 
@@ -246,6 +270,9 @@ def energy_D(
         Symmetric interaction matrix (:math:`Q^\top K = V = D`, beta absorbed).
     weights : ndarray, shape (n,) or (B, n), optional
         Probability weights of the atoms; ``None`` gives the empirical measure ``1/n``.
+    log : bool
+        Return :math:`\log E_D`, finite for every ``D`` (the energy itself overflows
+        float64 once :math:`\log E_D > 709.78`, and raises ``ValueError`` then).
 
     Returns
     -------
@@ -257,17 +284,33 @@ def energy_D(
     >>> X = np.array([[1.0, 0.0], [-1.0, 0.0]])   # antipodal pair, <v, D v> = 2
     >>> bool(np.isclose(energy_D(X, np.diag([2.0, 0.5])), np.cosh(2.0)))
     True
+    >>> round(energy_D(X[:1], 1000.0 * np.eye(2), log=True), 9)   # E = e^1000
+    1000.0
 
     References
     ----------
     [BKKRW] §3 (energy :math:`E_D`); MATH.md §3.
     """
     X, D, w = _prepare_D(X, D, weights)
-    W, _, s = _kernel_D(X, D)
-    tot = np.einsum("...i,...ij,...j->...", w, W, w)
-    if np.any(s + np.log(np.maximum(tot, 1e-300)) > 709.0):
-        raise ValueError("energy_D overflows float64 (||D||_2 above ~700)")
-    out = np.exp(s) * tot
+    if not isinstance(log, (bool, np.bool_)):
+        raise TypeError(f"log must be a bool, got {log!r}")
+    if log:
+        # log-sum-exp with the largest exponent among atoms of positive weight
+        G, _ = _gram_D(X, D)
+        G = G.astype(np.float64)
+        pos = (w[..., :, None] > 0) & (w[..., None, :] > 0)
+        m = np.max(np.where(pos, G, -np.inf), axis=(-1, -2))
+        W = np.exp(np.where(pos, G - m[..., None, None], -np.inf))
+        out = m + np.log(np.einsum("...i,...ij,...j->...", w, W, w))
+    else:
+        W, _, s = _kernel_D(X, D)
+        tot = np.einsum("...i,...ij,...j->...", w, W, w).astype(np.float64)
+        out = exp_scale(
+            tot,
+            s,
+            what="the energy E_D",
+            hint="use energy_D(..., log=True), which is finite",
+        )
     return float(out) if X.ndim == 2 else np.asarray(out)
 
 
@@ -288,15 +331,24 @@ def energy_D_field(
     Returns
     -------
     ndarray, same shape as ``X``
+
+    Raises
+    ------
+    ValueError
+        If the field is not finite in the dtype of ``X`` (it carries the factor
+        :math:`e^{\|D\|_2}`: about 710 in float64, 89 in float32).
     """
     X, D, w = _prepare_D(X, D, weights)
     W, DX, s = _kernel_D(X, D)
-    scale = np.exp(np.asarray(s, dtype=np.float64))
-    if np.any(~np.isfinite(scale)):
-        raise ValueError("energy_D_field overflows float64 (||D||_2 above ~700)")
     F = (W * w[..., None, :]) @ DX
-    sc = scale.reshape(-1, 1, 1) if X.ndim == 3 else scale
-    return (sc * project(X, F)).astype(X.dtype, copy=False)
+    s = np.asarray(s, dtype=np.float64)
+    return exp_scale(
+        project(X, F),
+        s.reshape(-1, 1, 1) if X.ndim == 3 else s,
+        what="the field of E_D",
+        hint="use a smaller ||D||_2 or float64",
+        dtype=X.dtype,
+    )
 
 
 def energy_D_gradient(
