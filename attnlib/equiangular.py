@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from ._validation import check_choice, check_int, check_real
+from ._validation import check_choice, check_int, check_real, check_steps, log_max
+from .integrate import output_times
 
 __all__ = ["equiangular_rhs", "equiangular_gamma", "equiangular_time_to"]
 
@@ -25,7 +26,8 @@ def equiangular_rhs(gamma, *, beta: float, n: int, normalization: str = "sa"):
 
     The SA form is evaluated as
     :math:`2(1-\gamma)((n-1)\gamma+1)/(e^{\beta(1-\gamma)} + n-1)`, which never
-    overflows.
+    overflows. The USA rate carries :math:`e^{\beta\gamma}` and raises a
+    ``ValueError`` where it exceeds the float64 range.
     """
     beta = check_real(beta, "beta", low=0.0)
     n = check_int(n, "n", low=1)
@@ -34,26 +36,76 @@ def equiangular_rhs(gamma, *, beta: float, n: int, normalization: str = "sa"):
     core = 2.0 * (1.0 - g) * ((n - 1) * g + 1.0)
     if normalization == "sa":
         return core / (np.exp(beta * (1.0 - g)) + (n - 1))
+    top = beta * float(np.max(g, initial=0.0))
+    if top > log_max(np.float64):
+        raise ValueError(
+            f"the USA equiangular rate carries e^(beta gamma) = e^{top:.1f}, beyond "
+            f"the float64 range (e^{log_max(np.float64):.1f}); use "
+            "normalization='sa' or a smaller beta"
+        )
     return core * np.exp(beta * g) / n
 
 
 def equiangular_gamma(
-    times, *, beta: float, n: int, normalization: str = "sa", gamma0: float = 0.0
+    times,
+    *,
+    beta: float,
+    n: int,
+    normalization: str = "sa",
+    gamma0: float = 0.0,
+    max_steps: int = 100_000,
 ) -> np.ndarray:
     r"""Solve the equiangular ODE and return :math:`\gamma` at ``times`` (shape (T,)).
 
     Integrated with DOP853 at ``rtol=1e-12``. Reference values (MATH.md §7): SA,
     ``n=32``, ``beta=1``: 0.151849, 0.589773, 0.914207 at t = 1, 2, 3.
+
+    Parameters
+    ----------
+    times : array_like, shape (T,)
+        Finite, non-decreasing output times ``>= 0``.
+    beta : float
+        Inverse temperature ``>= 0``.
+    n : int
+        Number of tokens.
+    normalization : {"sa", "usa"}
+    gamma0 : float
+        Initial inner product in ``[-1, 1]``.
+    max_steps : int
+        Cap on the number of DOP853 steps (counted as right-hand-side evaluations
+        divided by 12, about 0.1 ms each); USA at large ``beta`` is stiff near
+        :math:`\gamma = 1` (rate :math:`2e^\beta`: about a million steps up to
+        ``t = 30`` at ``beta = 10``) and raises a ``ValueError`` instead of running
+        for hours.
+
+    Returns
+    -------
+    ndarray, shape (T,)
+
+    Examples
+    --------
+    >>> equiangular_gamma([1.0, 2.0, 3.0], beta=1.0, n=32).round(6).tolist()
+    [0.151849, 0.589773, 0.914207]
     """
-    t = np.asarray(times, dtype=np.float64)
-    if t.ndim != 1 or t.size == 0 or np.any(np.diff(t) < 0) or t[0] < 0:
-        raise ValueError(
-            "times must be a non-empty, non-decreasing 1-D array of t >= 0"
-        )
+    t = output_times(times)
     gamma0 = check_real(gamma0, "gamma0", low=-1.0, high=1.0)
+    max_steps = check_int(max_steps, "max_steps", low=1)
     equiangular_rhs(gamma0, beta=beta, n=n, normalization=normalization)  # validation
+    n_eval = 0
+
+    def rhs(_t, g):
+        nonlocal n_eval
+        n_eval += 1
+        check_steps(
+            n_eval // 12,
+            max_steps,
+            what=f"equiangular_gamma ({normalization.upper()}, beta={beta:g})",
+            hint="increase max_steps, or use normalization='sa' or a smaller beta",
+        )
+        return equiangular_rhs(g, beta=beta, n=n, normalization=normalization)
+
     sol = solve_ivp(
-        lambda _t, g: equiangular_rhs(g, beta=beta, n=n, normalization=normalization),
+        rhs,
         (0.0, float(t[-1])),
         [gamma0],
         method="DOP853",
@@ -61,6 +113,8 @@ def equiangular_gamma(
         rtol=1e-12,
         atol=1e-14,
     )
+    if not sol.success:
+        raise ValueError(f"the equiangular ODE could not be solved: {sol.message}")
     return sol.y[0]
 
 

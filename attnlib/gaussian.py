@@ -49,9 +49,16 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_matrix, as_states, check_int, check_real, check_rng
+from ._validation import (
+    as_matrix,
+    as_states,
+    check_int,
+    check_real,
+    check_rng,
+    check_steps,
+)
 from .attention import Model
-from .integrate import output_times
+from .integrate import MAX_STEPS, output_times, planned_steps
 
 __all__ = [
     "AffineField",
@@ -313,8 +320,11 @@ class GaussianTrajectory:
     covariances : ndarray, shape (T, d, d)
         Symmetric positive semi-definite (``L L^T`` of the integrated factor).
     blowup : bool
-        Whether the trace of the covariance exceeded ``max_trace`` (or overflowed).
-        This also flags fast exponential growth; compare ``t_stop`` across
+        Whether the trace of the covariance exceeded ``max_trace`` (or overflowed),
+        or the growth became so fast that a step no longer advances the float64
+        time (the solution blows up within rounding of ``t_stop``; this is where a
+        threshold ``max_trace`` beyond about ``1 / eps`` times the initial trace
+        ends). This also flags fast exponential growth; compare ``t_stop`` across
         thresholds to tell it from a finite-time blow-up.
     blowup_time : float
         Estimated blow-up time :math:`t_{\\rm stop} + \\operatorname{tr}\\Sigma /
@@ -353,6 +363,7 @@ def integrate_gaussian(
     rel_step: float = 0.05,
     max_trace: float = 1e8,
     progress: bool = False,
+    max_steps: int = MAX_STEPS,
 ) -> GaussianTrajectory:
     r"""Integrate the mean and covariance equations, detecting finite-time blow-up.
 
@@ -368,7 +379,8 @@ def integrate_gaussian(
     ``min(dt, rel_step / rate)`` with ``rate`` the relative growth rate of
     :math:`(\alpha, L)`, so the steps shrink geometrically when :math:`\Sigma`
     explodes like :math:`1/(t^* - t)`; the run stops with ``blowup=True`` once
-    :math:`\operatorname{tr}\Sigma > ` ``max_trace``.
+    :math:`\operatorname{tr}\Sigma > ` ``max_trace``, or once a step is too small
+    to change the float64 time ``t`` (a blow-up closer than rounding resolves).
 
     Parameters
     ----------
@@ -389,6 +401,9 @@ def integrate_gaussian(
         Blow-up threshold on :math:`\operatorname{tr}\Sigma`.
     progress : bool
         ``tqdm.auto`` bar over the output times.
+    max_steps : int
+        Cap on the number of RK4 steps; a ``ValueError`` is raised when it is
+        reached (e.g. a tiny ``dt`` over a long time span).
 
     Returns
     -------
@@ -415,6 +430,13 @@ def integrate_gaussian(
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
     rel_step = check_real(rel_step, "rel_step", low=0.0, strict_low=True)
     max_trace = check_real(max_trace, "max_trace", low=0.0, strict_low=True)
+    max_steps = check_int(max_steps, "max_steps", low=1)
+    check_steps(  # steps are at most dt: a lower bound, checked before the first
+        planned_steps(times, dt),
+        max_steps,
+        what=f"integrate_gaussian (dt = {dt:.3g}, up to t = {times[-1]:g})",
+        hint="increase dt or max_steps",
+    )
 
     L = (
         np.linalg.cholesky(Sigma0)
@@ -442,6 +464,15 @@ def integrate_gaussian(
             h = min(dt, tk - t, rel_step / rate if rate > 0 else np.inf)
             if tk - t - h < 1e-12 * max(1.0, tk):
                 h = tk - t
+            if t + h == t:  # growth too fast for float64 time: blow-up at t
+                blow = True
+                break
+            check_steps(
+                n_steps + 1,
+                max_steps,
+                what=f"integrate_gaussian (up to t = {tk:g})",
+                hint="increase dt or max_steps",
+            )
             k2a, k2L = f(alpha + 0.5 * h * k1a, L + 0.5 * h * k1L)
             k3a, k3L = f(alpha + 0.5 * h * k2a, L + 0.5 * h * k2L)
             k4a, k4L = f(alpha + h * k3a, L + h * k3L)

@@ -22,7 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_states, check_choice, check_real, check_unit_norm
+from ._validation import (
+    as_states,
+    check_choice,
+    check_int,
+    check_real,
+    check_steps,
+    check_unit_norm,
+)
 
 __all__ = [
     "simulate",
@@ -31,10 +38,14 @@ __all__ = [
     "METHODS",
     "output_times",
     "check_observables",
+    "planned_steps",
     "run_explicit",
+    "MAX_STEPS",
 ]
 
 METHODS = ("euler", "heun", "rk4")
+# Default cap on the number of steps of every time-stepping loop of the library.
+MAX_STEPS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -72,9 +83,29 @@ def glpr_usa_step(beta: float) -> float:
     r"""Stable USA step of the [GLPR] code.
 
     .. math:: \eta = 0.1 / \max(\sqrt\beta\, e^{\beta-1/2}, 1)
+
+    Evaluated in the log domain. It is the step of USA (whose speed grows like
+    :math:`e^\beta`); SA does not need it.
+
+    Raises
+    ------
+    ValueError
+        If :math:`\eta` underflows to zero in float64 (``beta`` above about 740).
+
+    Examples
+    --------
+    >>> glpr_usa_step(0.5), f"{glpr_usa_step(50.0):.3e}"
+    (0.1, '4.497e-24')
     """
     beta = check_real(beta, "beta", low=0.0)
-    return 0.1 / max(np.sqrt(beta) * np.exp(min(beta, 700.0) - 0.5), 1.0)
+    log_rate = 0.5 * np.log(beta) + beta - 0.5 if beta > 0 else -np.inf
+    eta = float(0.1 * np.exp(-max(log_rate, 0.0)))
+    if eta == 0.0:
+        raise ValueError(
+            f"beta={beta:g} is too large for the GLPR USA step: 0.1 e^(-beta) / "
+            "sqrt(beta) underflows float64 (beta must be below about 740)"
+        )
+    return eta
 
 
 def _retract_rows(Y: np.ndarray) -> np.ndarray:
@@ -126,6 +157,22 @@ def check_observables(
     return obs
 
 
+def planned_steps(times: np.ndarray, dt: float) -> float:
+    """Number of steps of at most ``dt`` that hit every output time of ``times``.
+
+    Returned as a float (it may be astronomically large, e.g. ``1e23``), so that a
+    driver can compare it with its ``max_steps`` before taking any step.
+
+    Examples
+    --------
+    >>> planned_steps(np.array([0.0, 1.0, 1.5]), 0.3)
+    6.0
+    """
+    spans = np.diff(np.concatenate([[0.0], times]))
+    spans = spans[spans > 0]
+    return float(np.sum(np.ceil(spans / dt - 1e-9)))
+
+
 def run_explicit(
     f: Callable[[np.ndarray], np.ndarray],
     X: np.ndarray,
@@ -138,13 +185,25 @@ def run_explicit(
     after_step: Callable[[np.ndarray], np.ndarray] | None = None,
     progress: bool = False,
     hint: str = "reduce dt",
+    max_steps: int = MAX_STEPS,
+    what: str = "simulate",
+    steps_hint: str = "increase dt or max_steps",
 ) -> tuple[np.ndarray | None, MappingProxyType, np.ndarray, int]:
     r"""Explicit Runge–Kutta driver shared by the integrators of the library.
 
     Steps of at most ``dt`` (shortened to hit every output time), each followed by
     ``after_step`` (a retraction, or the reduction of angles modulo :math:`2\pi`).
-    Inputs are assumed validated. Returns ``(states, observables, final, n_steps)``.
+    Inputs are assumed validated. Before the first step the number of steps is
+    compared with ``max_steps`` (:func:`attnlib._validation.check_steps`, raising a
+    ``ValueError`` at once, with ``steps_hint``). Returns
+    ``(states, observables, final, n_steps)``.
     """
+    check_steps(
+        planned_steps(times, dt),
+        max_steps,
+        what=f"{what} (dt = {dt:.3g}, up to t = {times[-1]:g})",
+        hint=steps_hint,
+    )
     states = np.empty((times.size,) + X.shape, dtype=X.dtype) if save_states else None
     recorded: dict[str, list] = {k: [] for k in observables}
     bar = None
@@ -195,6 +254,7 @@ def simulate(
     step_rule: str | None = None,
     sphere: bool | None = None,
     progress: bool = False,
+    max_steps: int = MAX_STEPS,
 ) -> Trajectory:
     r"""Integrate :math:`\dot X = v(X)` from ``X0`` and record states and observables.
 
@@ -220,11 +280,16 @@ def simulate(
         Keep the states at the output times.
     step_rule : {None, "glpr"}
         ``"glpr"`` caps the step by the stable USA step of the [GLPR] code,
-        :func:`glpr_usa_step` (of the largest beta).
+        :func:`glpr_usa_step` (of the largest beta); it decays like
+        :math:`e^{-\beta}`, which SA does not need.
     sphere : bool, optional
         Retract onto the sphere after each step; defaults to ``model.sphere``.
     progress : bool
         Show a ``tqdm.auto`` progress bar over the output times.
+    max_steps : int
+        Cap on the number of steps. The number of steps is known before the first
+        one (output times and ``dt``); if it exceeds the cap, a ``ValueError`` is
+        raised at once instead of running for hours.
 
     Returns
     -------
@@ -266,11 +331,19 @@ def simulate(
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
     check_choice(method, "method", METHODS)
     check_choice(step_rule, "step_rule", (None, "glpr"))
+    max_steps = check_int(max_steps, "max_steps", low=1)
+    steps_hint = "increase dt or max_steps"
     if step_rule == "glpr":
         beta = getattr(model, "beta", None)
         if beta is None:
             raise ValueError("step_rule='glpr' needs a model with a beta attribute")
         dt = min(dt, glpr_usa_step(float(np.max(beta))))
+        steps_hint = "increase max_steps, or use a smaller beta"
+        if getattr(model, "normalization", None) == "sa":
+            steps_hint = (
+                "step_rule='glpr' gives the stable step of USA, which decays like "
+                "e^-beta and which an SA model does not need: drop step_rule"
+            )
     obs = check_observables(observables)
     states, out_obs, X, n_steps = run_explicit(
         f,
@@ -283,5 +356,7 @@ def simulate(
         after_step=_retract_rows if sphere else None,
         progress=progress,
         hint="reduce dt or use step_rule='glpr'",
+        max_steps=max_steps,
+        steps_hint=steps_hint,
     )
     return Trajectory(times, states, out_obs, X, method, n_steps, dt)

@@ -99,8 +99,8 @@ def test_bessel_modes_range_and_tails():
     beta = 9.0
     for tol in (1e-4, 1e-8):
         K = bessel_modes(beta, tol=tol)
-        v = angle_velocity(th, beta, method="fourier", modes=K)
-        ref = angle_velocity(th, beta, method="fourier", modes=K + 40)
+        v = angle_velocity(th, beta, method="fourier", modes=K, rtol=None)
+        ref = angle_velocity(th, beta, method="fourier", modes=K + 40, rtol=None)
         assert np.max(np.abs(v - ref)) <= tol * np.exp(beta)
         assert np.max(np.abs(v - ref)) > 1e-3 * tol * np.exp(beta)  # not over-resolved
 
