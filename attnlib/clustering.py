@@ -47,6 +47,7 @@ from ._validation import (
     check_real,
     check_rng,
     check_unit_norm,
+    log_max,
 )
 from .equiangular import equiangular_time_to
 from .integrate import check_observables, output_times
@@ -202,7 +203,30 @@ class Energy:
     The normalisation of :func:`attnlib.energy`. Called as ``Energy()(G, beta)``
     with ``beta > 0`` a float or an array ``(B,)`` matching ``G`` of shape
     ``(B, n, n)``; returns shape ``(B,)``.
+
+    Parameters
+    ----------
+    log : bool
+        Record :math:`\log E_\beta` instead, finite for every ``beta``: it is
+        evaluated as a log-sum-exp shifted by the largest entry of ``G``. The energy
+        itself raises ``ValueError`` where it overflows float64 (``beta`` above
+        about 717).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> G = np.ones((1, 2, 2))                 # two tokens at the same point
+    >>> bool(np.isclose(Energy()(G, 1.0)[0], np.e / 2))
+    True
+    >>> round(float(Energy(log=True)(G, 1000.0)[0]), 6)   # log(e^1000 / 2000)
+    992.399098
     """
+
+    log: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.log, (bool, np.bool_)):
+            raise TypeError(f"log must be a bool, got {self.log!r}")
 
     def __call__(self, G: np.ndarray, beta: Any = None) -> np.ndarray:
         G = _check_gram(G)
@@ -213,8 +237,18 @@ class Energy:
             raise ValueError("beta must be finite and > 0 for the energy")
         n = G.shape[-1]
         bb = b.reshape(-1, 1, 1) if (b.ndim == 1 and G.ndim == 3) else b
-        s = np.exp(bb * (G - 1.0)).sum(axis=(-1, -2))
-        return np.exp(b + np.log(s) - np.log(2.0 * b * n * n))
+        m = G.max(axis=(-1, -2), keepdims=True)  # 1 for unit vectors
+        s = np.exp(bb * (G - m)).sum(axis=(-1, -2))
+        log_e = b * m[..., 0, 0] + np.log(s) - np.log(2.0 * b * n * n)
+        if self.log:
+            return log_e
+        top = float(np.max(log_e))
+        if top > log_max(np.float64):
+            raise ValueError(
+                f"the energy E_beta overflows float64 (log E = {top:.1f} > "
+                f"{log_max(np.float64):.1f}); record Energy(log=True), its logarithm"
+            )
+        return np.exp(log_e)
 
 
 # ------------------------------------------------------------ ensemble integrator

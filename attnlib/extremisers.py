@@ -39,7 +39,15 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, special
 
-from ._validation import as_states, check_choice, check_int, check_real, check_rng
+from ._validation import (
+    as_states,
+    check_choice,
+    check_int,
+    check_real,
+    check_rng,
+    exp_scale,
+    log_max,
+)
 from .energy import _spectral_shift, _weights, as_interaction
 from .sphere import sample_sphere
 
@@ -59,6 +67,20 @@ __all__ = [
 ]
 
 DIRECTIONS = ("ascent", "descent")
+
+
+def _energies(log_e, name: str):
+    """``exp(log_e)``, or a ``ValueError`` pointing to the log form if it overflows."""
+    log_e = np.asarray(log_e, dtype=np.float64)
+    top = float(np.max(log_e))
+    if top > log_max(np.float64):
+        raise ValueError(
+            f"the energy overflows float64 (log E = {top:.1f} > "
+            f"{log_max(np.float64):.1f}); use {name}, its logarithm, which is finite"
+        )
+    return np.exp(log_e)
+
+
 METRICS = ("wasserstein", "sa")
 STEP_CONTROLS = ("stable", "fixed")
 
@@ -224,9 +246,22 @@ def energy_flow(
 
     s = _spectral_shift(D).astype(X.dtype)  # ||D||_2 per member
     norm = np.maximum(s, np.finfo(X.dtype).tiny)
-    escale = np.exp(np.minimum(s.astype(np.float64), 700.0))  # float64 energies
-    if np.any(s > 700.0):
-        raise ValueError("D has ||D||_2 > 700: the energy overflows float64")
+    # energies are float64 and <= e^{||D||}; the Wasserstein field, in the dtype of
+    # X, is <= e^{||D||} ||D||
+    s_top = float(np.max(s))
+    if s_top > log_max(np.float64):
+        raise ValueError(
+            f"D has ||D||_2 = {s_top:.1f}: the energy e^(||D||_2) overflows float64 "
+            f"(limit {log_max(np.float64):.1f}); attnlib.energy_D(..., log=True) "
+            "gives its logarithm"
+        )
+    if metric == "wasserstein" and s_top + np.log(s_top) > log_max(X.dtype):
+        raise ValueError(
+            f"D has ||D||_2 = {s_top:.1f}: the Wasserstein field e^(||D||_2) D x "
+            f"overflows {X.dtype.name} (limit e^{log_max(X.dtype):.1f}); use float64 "
+            "or metric='sa'"
+        )
+    escale = np.exp(s.astype(np.float64))  # float64 energies
 
     X = X.copy()
     W, DX = _kernel(X, D, s)
@@ -368,7 +403,7 @@ def circle_grid(m: int) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class DensityResult:
-    """Result of :func:`density_mirror_descent`.
+    r"""Result of :func:`density_mirror_descent`.
 
     Attributes
     ----------
@@ -376,15 +411,22 @@ class DensityResult:
         Grid nodes.
     weights : ndarray, shape (m,)
         Final probability weights.
-    energies : ndarray, shape (steps + 1,)
-        :math:`E_D` (1/2 omitted) after each step.
+    log_energies : ndarray, shape (steps + 1,)
+        :math:`\log E_D` (1/2 omitted) after each step, finite for every ``D``.
     direction : str
+    energies : ndarray, shape (steps + 1,)
+        :math:`E_D` itself (a ``ValueError`` if it overflows float64: use
+        ``log_energies`` there).
     """
 
     points: np.ndarray = field(repr=False)
     weights: np.ndarray = field(repr=False)
-    energies: np.ndarray = field(repr=False)
+    log_energies: np.ndarray = field(repr=False)
     direction: str = "descent"
+
+    @property
+    def energies(self) -> np.ndarray:
+        return _energies(self.log_energies, f"{type(self).__name__}.log_energies")
 
 
 def density_mirror_descent(
@@ -407,11 +449,14 @@ def density_mirror_descent(
         w_k \leftarrow \frac{w_k\, e^{\mp 2\eta (K w)_k}}
                             {\sum_l w_l\, e^{\mp 2\eta (K w)_l}},
 
-    with ``-`` for descent. The weights stay positive and sum to one; the exponent is
-    shifted by its extreme value, so nothing overflows. Step-size control: a step
-    that does not move the energy in the requested direction is retried with half
-    the step (the step then grows back towards ``eta``), so the energy is
-    monotone for any ``eta``.
+    with ``-`` for descent. The weights stay positive and sum to one; the kernel is
+    shifted by :math:`\|D\|_2` and the exponent by its extreme value, and the
+    energies are kept as logarithms, so nothing overflows for any ``D`` (for very
+    large ``D`` the factor :math:`2\eta e^{\|D\|_2}` saturates at the float64
+    maximum: the step then jumps to the best vertex, as it does in exact arithmetic
+    for such a step). Step-size control: a step that does not move the energy in the
+    requested direction is retried with half the step (the step then grows back
+    towards ``eta``), so the energy is monotone for any ``eta``.
 
     Parameters
     ----------
@@ -457,30 +502,30 @@ def density_mirror_descent(
     w = _weights(w0, mm, None, np.float64).copy()
     sgn = -1.0 if direction == "descent" else 1.0
     s = float(_spectral_shift(D))
-    Ks = np.exp(points @ D @ points.T - s)  # shifted kernel
-    es = np.exp(s)
-    energies = np.empty(steps + 1)
-    energies[0] = es * w @ Ks @ w
+    Ks = np.exp(points @ D @ points.T - s)  # shifted kernel: E = e^s w^T Ks w
+    big = float(np.finfo(np.float64).max)
+    q = np.empty(steps + 1)  # shifted energies w^T Ks w (> 0)
+    q[0] = w @ Ks @ w
     eta_k = eta
     for k in range(steps):
-        g = 2.0 * es * (Ks @ w)
-        E_old = energies[k]
+        Kw = Ks @ w  # the gradient is 2 e^s Kw
+        q_old = q[k]
         for _ in range(60):
-            z = sgn * eta_k * g
-            z -= z.max()
+            step = min(2.0 * eta_k * np.exp(min(s, log_max(np.float64))), big)
+            z = (sgn * step) * (Kw - (Kw.max() if sgn > 0 else Kw.min()))
             w_new = w * np.exp(z)
             w_new /= w_new.sum()
-            E_new = es * w_new @ Ks @ w_new
-            if sgn * (E_new - E_old) >= -1e-14 * abs(E_old):
+            q_new = w_new @ Ks @ w_new
+            if sgn * (q_new - q_old) >= -1e-14 * q_old:
                 break
             eta_k *= 0.5  # overshoot: backtrack
         else:
-            w_new, E_new = w, E_old
+            w_new, q_new = w, q_old
         w = w_new
-        energies[k + 1] = E_new
+        q[k + 1] = q_new
         eta_k = min(eta, 2.0 * eta_k)
     return DensityResult(
-        points=points, weights=w, energies=energies, direction=direction
+        points=points, weights=w, log_energies=s + np.log(q), direction=direction
     )
 
 
@@ -497,15 +542,29 @@ class Configuration:
     ----------
     points : ndarray, shape (n, d)
         Best configuration found.
+    log_energy : float
+        :math:`\\log E_\\beta` of it ([GLPR] normalisation, :func:`attnlib.energy`),
+        finite for every ``beta``.
+    log_energies : ndarray, shape (restarts,)
+        Final :math:`\\log E_\\beta` of every restart.
     energy : float
-        Its energy :math:`E_\\beta` ([GLPR] normalisation, :func:`attnlib.energy`).
+        :math:`E_\\beta` itself (a ``ValueError`` if it overflows float64, for
+        ``beta`` above about 717: use ``log_energy`` there).
     energies : ndarray, shape (restarts,)
-        Final energy of every restart.
+        Final :math:`E_\\beta` of every restart (same overflow rule).
     """
 
     points: np.ndarray = field(repr=False)
-    energy: float
-    energies: np.ndarray = field(repr=False)
+    log_energy: float
+    log_energies: np.ndarray = field(repr=False)
+
+    @property
+    def energy(self) -> float:
+        return float(_energies(self.log_energy, "Configuration.log_energy"))
+
+    @property
+    def energies(self) -> np.ndarray:
+        return _energies(self.log_energies, f"{type(self).__name__}.log_energies")
 
 
 def _ebeta_and_grad(y: np.ndarray, n: int, d: int, beta: float):
@@ -582,9 +641,11 @@ def minimise_configuration(
         if f < best_f:
             best_f, best = f, res.x.reshape(n, d)
     X = best / np.linalg.norm(best, axis=1, keepdims=True)
-    to_e = np.exp(beta) / (2.0 * beta)
+    log_to_e = beta - np.log(2.0 * beta)  # E = f e^beta / (2 beta)
     return Configuration(
-        points=X, energy=best_f * to_e, energies=np.asarray(finals) * to_e
+        points=X,
+        log_energy=float(np.log(best_f) + log_to_e),
+        log_energies=np.log(np.asarray(finals)) + log_to_e,
     )
 
 
@@ -618,7 +679,7 @@ def platonic_points(name: str) -> np.ndarray:
     return P / np.linalg.norm(P, axis=1, keepdims=True)
 
 
-def platonic_energy(name: str, beta: float) -> float:
+def platonic_energy(name: str, beta: float, *, log: bool = False) -> float:
     r"""Closed-form :math:`E_\beta` of a regular configuration on :math:`S^2`.
 
     Every point sees the same inner-product distribution
@@ -632,11 +693,25 @@ def platonic_energy(name: str, beta: float) -> float:
     icosahedron :math:`\{1, \pm 5^{-1/2\,(5)}, -1\}`. These configurations are
     universally optimal (Cohn–Kumar 2007), hence minimise :math:`E_\beta` for every
     :math:`\beta > 0`.
+
+    With ``log=True`` returns :math:`\log E_\beta` (log-sum-exp, finite for every
+    ``beta``); the energy itself raises ``ValueError`` where it overflows float64.
+
+    Examples
+    --------
+    >>> round(platonic_energy("octahedron", 1000.0, log=True), 6)   # e^1000 / 12000
+    990.607338
     """
     check_choice(name, "name", tuple(_PLATONIC_GRAM))
     beta = check_real(beta, "beta", low=0.0, strict_low=True)
+    if not isinstance(log, (bool, np.bool_)):
+        raise TypeError(f"log must be a bool, got {log!r}")
     n, dist = _PLATONIC_GRAM[name]
-    return float(sum(m * np.exp(beta * t) for t, m in dist) / (2.0 * beta * n))
+    t = np.array([t for t, _ in dist])
+    m = np.array([m for _, m in dist], dtype=np.float64)
+    # log sum_k m_k e^{beta t_k}, shifted by the largest t (= 1, the point itself)
+    log_e = beta + np.log(np.sum(m * np.exp(beta * (t - 1.0)))) - np.log(2 * beta * n)
+    return float(log_e) if log else float(_energies(log_e, "platonic_energy(log=True)"))
 
 
 # ---------------------------------------------------------------------------
@@ -645,7 +720,13 @@ def platonic_energy(name: str, beta: float) -> float:
 
 
 def gegenbauer_coefficients(
-    beta: float, d: int, kmax: int, *, method: str = "bessel", nodes: int = 200
+    beta: float,
+    d: int,
+    kmax: int,
+    *,
+    method: str = "bessel",
+    nodes: int = 200,
+    scaled: bool = False,
 ) -> np.ndarray:
     r"""Gegenbauer coefficients :math:`a_k` of :math:`e^{\beta t}`, :math:`\nu=(d-2)/2`.
 
@@ -670,25 +751,53 @@ def gegenbauer_coefficients(
         :math:`\int_{-1}^1 e^{\beta t} C_k(t)(1-t^2)^{\nu-1/2}dt / h_k`.
     nodes : int
         Quadrature nodes.
+    scaled : bool
+        Return :math:`e^{-\beta}a_k`, finite for every ``beta`` (through
+        :func:`scipy.special.ive`, or the weight :math:`e^{\beta(t-1)}` in the
+        quadrature). The unscaled coefficients grow like :math:`e^\beta` and raise
+        ``ValueError`` where they overflow float64 (``beta`` above about 700).
 
     Returns
     -------
     ndarray, shape (kmax + 1,)
+
+    Examples
+    --------
+    >>> a = gegenbauer_coefficients(1000.0, 3, 2, scaled=True)
+    >>> bool(np.all(a > 0) and np.all(np.isfinite(a)))
+    True
     """
     beta = check_real(beta, "beta", low=0.0, strict_low=True)
     d = check_int(d, "d", low=2)
     kmax = check_int(kmax, "kmax", low=0)
     check_choice(method, "method", ("bessel", "quadrature"))
     nodes = check_int(nodes, "nodes", low=1)
+    if not isinstance(scaled, (bool, np.bool_)):
+        raise TypeError(f"scaled must be a bool, got {scaled!r}")
+    a = _gegenbauer_scaled(beta, d, kmax, method, nodes)  # e^{-beta} a_k
+    if scaled:
+        return a
+    return exp_scale(
+        a,
+        beta,
+        what="a Gegenbauer coefficient of e^(beta t)",
+        hint="use scaled=True for e^(-beta) a_k",
+    )
+
+
+def _gegenbauer_scaled(
+    beta: float, d: int, kmax: int, method: str, nodes: int
+) -> np.ndarray:
+    """The coefficients of :func:`gegenbauer_coefficients` times ``e^-beta``."""
     k = np.arange(kmax + 1)
     nu = (d - 2) / 2.0
     if method == "bessel":
         if d == 2:
-            a = 2.0 * special.iv(k, beta)
+            a = 2.0 * special.ive(k, beta)
             a[0] /= 2.0
             return a
         pref = special.gamma(nu) * (2.0 / beta) ** nu
-        return pref * (k + nu) * special.iv(k + nu, beta)
+        return pref * (k + nu) * special.ive(k + nu, beta)
     if d == 2:
         t, wq = special.roots_chebyt(nodes)
         C = special.eval_chebyt(k[:, None], t[None, :])
@@ -702,10 +811,10 @@ def gegenbauer_coefficients(
             * special.gamma(k + 2 * nu)
             / (special.factorial(k) * (k + nu) * special.gamma(nu) ** 2)
         )
-    return (C * (wq * np.exp(beta * t))[None, :]).sum(axis=1) / h
+    return (C * (wq * np.exp(beta * (t - 1.0)))[None, :]).sum(axis=1) / h
 
 
-def uniform_energy(beta: float, d: int) -> float:
+def uniform_energy(beta: float, d: int, *, log: bool = False) -> float:
     r"""Energy :math:`E_{\beta I}[\sigma]` (1/2 omitted) of the uniform measure.
 
     .. math::
@@ -715,8 +824,29 @@ def uniform_energy(beta: float, d: int) -> float:
 
     e.g. :math:`\sinh(1)` for :math:`d = 3`, :math:`\beta = 1` and :math:`I_0(\beta)`
     for :math:`d = 2`. Divide by :math:`2\beta` for the [GLPR] normalisation.
+
+    With ``log=True`` returns its logarithm (through the scaled Bessel function
+    :func:`scipy.special.ive`), finite for every ``beta``; the energy itself raises
+    ``ValueError`` where it overflows float64.
+
+    Examples
+    --------
+    >>> bool(np.isclose(uniform_energy(1.0, 3), np.sinh(1.0)))
+    True
+    >>> round(uniform_energy(1000.0, 3, log=True), 6)   # log(sinh(1000) / 1000)
+    992.399098
     """
     beta = check_real(beta, "beta", low=0.0, strict_low=True)
     d = check_int(d, "d", low=2)
+    if not isinstance(log, (bool, np.bool_)):
+        raise TypeError(f"log must be a bool, got {log!r}")
     nu = d / 2.0 - 1.0
-    return float(special.gamma(d / 2.0) * (2.0 / beta) ** nu * special.iv(nu, beta))
+    log_e = (
+        special.gammaln(d / 2.0)
+        + nu * np.log(2.0 / beta)
+        + np.log(special.ive(nu, beta))
+        + beta
+    )
+    if log:
+        return float(log_e)
+    return float(_energies(log_e, "uniform_energy(..., log=True)"))
