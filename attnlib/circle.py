@@ -91,6 +91,7 @@ __all__ = [
 
 TWO_PI = 2.0 * np.pi
 _METHODS = ("auto", "fourier", "direct")
+_USA_HINT = "use normalization='sa' or a smaller beta"
 _CHUNK = 4096  # particles per chunk in the Fourier evaluation (cache sized)
 _DIRECT_ENTRIES = 1 << 21  # largest (rows x n) tile of the direct evaluation (16 MB)
 
@@ -326,7 +327,7 @@ def _usa_scale(num: np.ndarray, beta: float, n: int) -> np.ndarray:
         num,
         beta - np.log(n),
         what="the USA velocity on the circle",
-        hint="use normalization='sa' or a smaller beta",
+        hint=_USA_HINT,
     )
 
 
@@ -938,7 +939,10 @@ def growth_rates(k: Any, beta: float, *, normalization: str = "usa") -> np.ndarr
         lam = np.where(k == 1, 0.5, 0.0)
     else:
         lam = kf * kf * ive(kf, beta) / beta  # scaled by e^{-beta}
-        lam = lam * (np.exp(beta) if normalization == "usa" else 1.0 / ive(0, beta))
+        if normalization == "usa":
+            lam = exp_scale(lam, beta, what="a USA growth rate", hint=_USA_HINT)
+        else:
+            lam = lam / ive(0, beta)
     return lam
 
 
@@ -999,7 +1003,7 @@ def spaced_state_eigenvalues(
     C = np.cos(np.outer(m, phi)) - 1.0
     mu = C @ fp
     if normalization == "usa":
-        return mu * np.exp(beta) / n
+        return exp_scale(mu, beta - np.log(n), what="a USA eigenvalue", hint=_USA_HINT)
     return mu / np.sum(np.exp(beta * (np.cos(phi) - 1.0)))
 
 
@@ -1225,7 +1229,7 @@ def mean_field(
     ghat = np.where(ak <= Kc, 0.5 * a[ia] * np.where(ak == 0, 2.0, 1.0), 0.0)
     fhat = np.where(ak <= Kc, b[ia] * np.sign(kk) / 2j, 0.0)
     # conv(theta) = int f(theta - phi) rho(phi) dphi = ifft(2 pi fhat_k rho_hat_k M)
-    scale = np.exp(beta) if normalization == "usa" else 1.0
+    scale = np.exp(beta) if normalization == "usa" else 1.0  # finite: see _beta
     # fastest linear rate at the uniform density: resolve it (h * rate <= 0.1)
     kb = np.arange(b.size) * b / 2.0
     lam_max = float(np.max(kb)) * (scale if normalization == "usa" else 1.0 / a[0])
@@ -1237,7 +1241,10 @@ def mean_field(
         num = np.fft.ifft(TWO_PI * fhat * rhat).real
         if normalization == "sa":
             return -num / np.fft.ifft(TWO_PI * ghat * rhat).real
-        return -scale * num
+        v = -scale * num
+        if not np.all(np.isfinite(v)):  # raise the overflow error with its message
+            exp_scale(num, beta, what="the USA mean-field velocity", hint=_USA_HINT)
+        return v
 
     def rhs(rhat):
         v = velocity(rhat)
