@@ -19,7 +19,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import sympy as sp
+try:
+    import sympy as sp
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "attnlib.symbolic needs sympy: pip install 'attnlib[symbolic]' (or sympy)"
+    ) from exc
 
 from ._validation import check_int
 
