@@ -462,8 +462,9 @@ class Model:
                 W = log_expit(L)
                 if keep is not None:
                     W = np.where(keep, W, -np.inf)
-                W -= logsumexp(W, axis=-1, keepdims=True)
-                return np.exp(W, out=W), None
+                W -= W.max(axis=-1, keepdims=True)
+                np.exp(W, out=W)
+                return W / W.sum(axis=-1, keepdims=True), None
             W = expit(L)
             if keep is not None:
                 W = np.where(keep, W, 0.0)

@@ -503,7 +503,6 @@ def density_mirror_descent(
     sgn = -1.0 if direction == "descent" else 1.0
     s = float(_spectral_shift(D))
     Ks = np.exp(points @ D @ points.T - s)  # shifted kernel: E = e^s w^T Ks w
-    big = float(np.finfo(np.float64).max)
     q = np.empty(steps + 1)  # shifted energies w^T Ks w (> 0)
     q[0] = w @ Ks @ w
     eta_k = eta
@@ -511,7 +510,9 @@ def density_mirror_descent(
         Kw = Ks @ w  # the gradient is 2 e^s Kw
         q_old = q[k]
         for _ in range(60):
-            step = min(2.0 * eta_k * np.exp(min(s, log_max(np.float64))), big)
+            # 2 eta_k e^s, saturated at the float64 maximum (eta_k may underflow)
+            log_step = np.log(2.0 * eta_k) + s if eta_k > 0 else -np.inf
+            step = float(np.exp(min(log_step, log_max(np.float64))))
             z = (sgn * step) * (Kw - (Kw.max() if sgn > 0 else Kw.min()))
             w_new = w * np.exp(z)
             w_new /= w_new.sum()
