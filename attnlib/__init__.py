@@ -19,6 +19,7 @@ from .attention import (
     velocity,
 )
 from . import circle, clustering, extremisers, gaussian
+from ._validation import TooManyStepsError
 from .energy import (
     energy,
     energy_D,
@@ -40,6 +41,7 @@ __all__ = [
     "NORMALIZATIONS",
     "Model",
     "SinkhornResult",
+    "TooManyStepsError",
     "Trajectory",
     "all_within",
     "attention_matrix",

@@ -398,9 +398,9 @@ def test_circle_fourier_per_particle_guarantee(normalization, beta):
     for th in configs.values():
         for method in ("fourier", "direct"):
             v = cir.angle_velocity(th, beta, normalization=normalization, method=method)
-            _check_per_particle(v, th, beta, normalization, 1e-10)
+            _check_per_particle(v, th, beta, normalization, 1e-8)
         model = cir.CircleModel(beta=beta, normalization=normalization)
-        _check_per_particle(model(th), th, beta, normalization, 1e-10)
+        _check_per_particle(model(th), th, beta, normalization, 1e-8)
 
 
 def test_circle_rounding_bound_is_not_exceeded():
@@ -411,24 +411,23 @@ def test_circle_rounding_bound_is_not_exceeded():
         K = cir.bessel_modes(beta)
         a, b = cir.kernel_coefficients(beta, K)
         for n in (3000, 20000):
-            th = np.concatenate(
-                [
-                    rng.uniform(0, 2 * np.pi, n // 2),
-                    rng.integers(0, 3, n - n // 2) * 2.0
-                    + 1e-4 * rng.standard_normal(n - n // 2),
-                ]
+            configs = (
+                rng.uniform(0, 2 * np.pi, n),
+                rng.integers(0, 3, n) * 2.0 + 1e-4 * rng.standard_normal(n),
+                2 * np.pi * np.arange(n) / n + 1e-9 * rng.standard_normal(n),
             )
-            S = cir._fourier_sums(th, K)
-            rows = rng.choice(n, 60, replace=False)
-            num = cir._mode_sums(th[rows], b * np.conj(S)).imag
-            den = cir._mode_sums(th[rows], a * np.conj(S)).real
-            t = th.astype(np.longdouble)
-            d = t[rows, None] - t[None, :]
-            W = np.exp(beta * (np.cos(d) - 1))
-            en = np.max(np.abs(num - (W * np.sin(d)).sum(1).astype(float)))
-            ed = np.max(np.abs(den - W.sum(1).astype(float)))
-            assert en <= cir._rounding_bound(b, n) / 20
-            assert ed <= cir._rounding_bound(a, n) / 20
+            for th in configs:
+                S = cir._fourier_sums(th, K)
+                rows = rng.choice(n, 40, replace=False)
+                num = cir._mode_sums(th[rows], b * np.conj(S)).imag
+                den = cir._mode_sums(th[rows], a * np.conj(S)).real
+                t = th.astype(np.longdouble)
+                d = t[rows, None] - t[None, :]
+                W = np.exp(beta * (np.cos(d) - 1))
+                en = np.max(np.abs(num - (W * np.sin(d)).sum(1).astype(float)))
+                ed = np.max(np.abs(den - W.sum(1).astype(float)))
+                assert en <= cir._rounding_bound(b, n) / 20
+                assert ed <= cir._rounding_bound(a, n) / 20
 
 
 # ---------------------------------------------------------------- packaging
