@@ -10,7 +10,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(CURDIR)/$(VENV)/bin
 STAMP  := $(VENV)/.installed
-RUN    := PATH="$(BIN):$$PATH" MPLBACKEND=Agg
+RUN    := PATH="$(BIN):$$PATH"
 
 .PHONY: book test lab clean distclean env
 
@@ -36,13 +36,15 @@ $(LIBSTAMP): $(shell find attnlib -name '*.py')
 	rm -rf _build/.jupyter_cache _build/.doctrees _build/jupyter_execute
 	mkdir -p _build && touch $@
 
+# The kernels of the book must pick matplotlib's inline backend to show figures:
+# ipykernel keeps any MPLBACKEND it inherits (Agg would leave only "<Figure ...>" text).
 book: $(STAMP) $(VENDOR) $(LIBSTAMP)
-	$(RUN) $(BIN)/jupyter-book build . -W -n --keep-going
+	env -u MPLBACKEND $(RUN) $(BIN)/jupyter-book build . -W -n --keep-going
 	@echo
 	@echo "The book is built. Open file://$(CURDIR)/_build/html/index.html"
 
 test: $(STAMP)
-	$(RUN) $(BIN)/python -m pytest
+	$(RUN) MPLBACKEND=Agg $(BIN)/python -m pytest
 
 # Double-clicking a chapter (.md) in JupyterLab opens it as a notebook.
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
