@@ -38,8 +38,10 @@ $(LIBSTAMP): $(shell find attnlib -name '*.py')
 
 # The kernels of the book must pick matplotlib's inline backend to show figures:
 # ipykernel keeps any MPLBACKEND it inherits (Agg would leave only "<Figure ...>" text).
+# --all reads every page again (outputs come from the cache), so that a warning, e.g.
+# a cell writing to stderr, fails every build, not only the one that ran the cell.
 book: $(STAMP) $(VENDOR) $(LIBSTAMP)
-	env -u MPLBACKEND $(RUN) $(BIN)/jupyter-book build . -W -n --keep-going
+	env -u MPLBACKEND $(RUN) $(BIN)/jupyter-book build . --all -W -n --keep-going
 	@echo
 	@echo "The book is built. Open file://$(CURDIR)/_build/html/index.html"
 
