@@ -28,11 +28,12 @@ VENDOR := book/_vendor/.complete
 $(VENDOR): book/vendor_assets.py
 	$(BIN)/python book/vendor_assets.py
 
-# The execution cache keys on the chapters' code only: when attnlib changes, drop it so
-# every chapter is read and runs again against the library of this checkout.
+# The execution cache keys on the chapters' code only: when attnlib or the pinned
+# environment changes (requirements, the kernels' environment set here), drop it so
+# every chapter runs again against this checkout.
 LIBSTAMP := _build/.attnlib-stamp
 
-$(LIBSTAMP): $(shell find attnlib -name '*.py')
+$(LIBSTAMP): $(shell find attnlib -name '*.py') requirements.txt pyproject.toml Makefile
 	rm -rf _build/.jupyter_cache _build/.doctrees _build/jupyter_execute
 	mkdir -p _build && touch $@
 
