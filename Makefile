@@ -10,7 +10,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(CURDIR)/$(VENV)/bin
 STAMP  := $(VENV)/.installed
-RUN    := PATH="$(BIN):$$PATH" MPLBACKEND=Agg
+RUN    := PATH="$(BIN):$$PATH"
 
 .PHONY: book test lab clean distclean env
 
@@ -28,21 +28,26 @@ VENDOR := book/_vendor/.complete
 $(VENDOR): book/vendor_assets.py
 	$(BIN)/python book/vendor_assets.py
 
-# The execution cache keys on the chapters' code only: when attnlib changes, drop it so
-# every chapter is read and runs again against the library of this checkout.
+# The execution cache keys on the chapters' code only: when attnlib or the pinned
+# environment changes (requirements, the kernels' environment set here), drop it so
+# every chapter runs again against this checkout.
 LIBSTAMP := _build/.attnlib-stamp
 
-$(LIBSTAMP): $(shell find attnlib -name '*.py')
+$(LIBSTAMP): $(shell find attnlib -name '*.py') requirements.txt pyproject.toml Makefile
 	rm -rf _build/.jupyter_cache _build/.doctrees _build/jupyter_execute
 	mkdir -p _build && touch $@
 
+# The kernels of the book must pick matplotlib's inline backend to show figures:
+# ipykernel keeps any MPLBACKEND it inherits (Agg would leave only "<Figure ...>" text).
+# --all reads every page again (outputs come from the cache), so that a warning, e.g.
+# a cell writing to stderr, fails every build, not only the one that ran the cell.
 book: $(STAMP) $(VENDOR) $(LIBSTAMP)
-	$(RUN) $(BIN)/jupyter-book build . -W -n --keep-going
+	env -u MPLBACKEND $(RUN) $(BIN)/jupyter-book build . --all -W -n --keep-going
 	@echo
 	@echo "The book is built. Open file://$(CURDIR)/_build/html/index.html"
 
 test: $(STAMP)
-	$(RUN) $(BIN)/python -m pytest
+	$(RUN) MPLBACKEND=Agg $(BIN)/python -m pytest
 
 # Double-clicking a chapter (.md) in JupyterLab opens it as a notebook.
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json

@@ -5,13 +5,18 @@ The pages need MathJax 3 (mathematics), require.js and the Jupyter widgets HTML 
 exact versions below, checked against their published sha512 integrity, and unpacked
 into ``book/_vendor`` (not tracked), which ``_config.yml`` serves as static files.
 
-Run from the repository root: ``python book/vendor_assets.py``.
+Run from the repository root: ``python book/vendor_assets.py [DEST]`` (default
+``book/_vendor``). npm gives up on an unreachable registry after one quick retry and
+its own error is printed; the ``npm_config_fetch_*`` environment variables override
+the timeouts below for a slow connection.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -40,7 +45,15 @@ LAYOUT = {
     "requirejs@2.3.8": [("package/require.js", "require.js")],
 }
 DEST = Path(__file__).resolve().parent / "_vendor"
-STAMP = DEST / ".complete"
+# npm's defaults wait up to 5 minutes per request and retry twice with long back-offs,
+# silently: fail within seconds on a refused connection, within minutes on a dead one.
+NPM_FETCH = {
+    "npm_config_fetch_timeout": "60000",
+    "npm_config_fetch_retries": "1",
+    "npm_config_fetch_retry_mintimeout": "2000",
+    "npm_config_fetch_retry_maxtimeout": "10000",
+}
+PACK_TIMEOUT = 300  # seconds for one ``npm pack``, a bound on a stalled download
 
 
 def _integrity(path: Path) -> str:
@@ -48,8 +61,37 @@ def _integrity(path: Path) -> str:
     return "sha512-" + base64.b64encode(digest).decode()
 
 
-def main() -> int:
-    if STAMP.exists() and STAMP.read_text() == repr(sorted(PACKAGES.items())):
+def _pack(npm: str, spec: str, dest: Path) -> Path | None:
+    """``npm pack`` one package into ``dest``; its tarball, or None after a message."""
+    env = {**NPM_FETCH, **os.environ}
+    registry = env.get("npm_config_registry", "the npm registry")
+    print(f"fetching {spec} from {registry}", flush=True)
+    try:
+        proc = subprocess.run(
+            [npm, "pack", spec, "--json", "--loglevel=error"],
+            cwd=dest,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=PACK_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired:
+        print(f"npm pack {spec}: no answer within {PACK_TIMEOUT} s", file=sys.stderr)
+        return None
+    if proc.returncode != 0:
+        print(proc.stderr.strip(), file=sys.stderr)
+        print(
+            f"npm pack {spec} failed (exit status {proc.returncode}): "
+            "MathJax and the widget manager could not be fetched",
+            file=sys.stderr,
+        )
+        return None
+    return dest / json.loads(proc.stdout)[0]["filename"]
+
+
+def main(dest: Path = DEST) -> int:
+    stamp = dest / ".complete"
+    if stamp.exists() and stamp.read_text() == repr(sorted(PACKAGES.items())):
         return 0
     npm = shutil.which("npm")
     if npm is None:
@@ -58,17 +100,13 @@ def main() -> int:
             file=sys.stderr,
         )
         return 1
-    shutil.rmtree(DEST, ignore_errors=True)
-    DEST.mkdir(parents=True)
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
     with tempfile.TemporaryDirectory() as tmp:
         for spec, expected in PACKAGES.items():
-            out = subprocess.run(
-                [npm, "pack", spec, "--silent", "--pack-destination", tmp],
-                check=True,
-                capture_output=True,
-                text=True,
-            ).stdout.split()[-1]
-            tarball = Path(tmp) / out
+            tarball = _pack(npm, spec, Path(tmp))
+            if tarball is None:
+                return 1
             got = _integrity(tarball)
             if got != expected:
                 print(f"{spec}: integrity mismatch ({got})", file=sys.stderr)
@@ -77,15 +115,15 @@ def main() -> int:
                 tar.extractall(Path(tmp) / spec.replace("/", "_"), filter="data")
             root = Path(tmp) / spec.replace("/", "_")
             for src, dst in LAYOUT[spec]:
-                s, d = root / src, DEST / dst
+                s, d = root / src, dest / dst
                 if s.is_dir():
                     shutil.copytree(s, d, ignore=shutil.ignore_patterns("*.map"))
                 else:
                     shutil.copy2(s, d)
-    STAMP.write_text(repr(sorted(PACKAGES.items())))
-    print(f"vendored {', '.join(PACKAGES)} into {DEST}")
+    stamp.write_text(repr(sorted(PACKAGES.items())))
+    print(f"vendored {', '.join(PACKAGES)} into {dest}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else DEST))

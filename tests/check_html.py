@@ -1,25 +1,298 @@
-"""Check the built HTML book: self-contained pages whose mathematics renders.
+"""Check the built HTML book: self-contained pages that show their formulas and figures.
 
-Run after ``make book``: ``python tests/check_html.py [_build/html]``.
+Run after ``make book``: ``python tests/check_html.py [_build/html]``. The outputs
+of the chapters are read from the execution cache next to the HTML directory
+(``_build/.jupyter_cache``), as the build rendered them.
 
 1. No page loads a script or stylesheet from another host (the book works offline).
-2. Every chapter page, opened in headless Chromium with no network, typesets its
+2. Every chapter shows its figures. A matplotlib figure displayed by a kernel that
+   has no image formatter (the ``Agg`` backend inherited through ``MPLBACKEND``)
+   degrades to the text ``<Figure size 640x480 with 1 Axes>`` and a figure made with
+   ``pyplot`` is then not shown at all, so three counts are compared per chapter:
+
+   * every code cell whose source makes or shows a figure (``plt.subplots``,
+     ``plt.figure``, ``plt.show()``, a ``plot_*`` or ``*_figure`` helper of
+     :mod:`attnlib.viz`, ``display(fig)`` or a bare ``fig`` as the cell's value) has
+     at least one ``image/png`` output in the executed notebook, so the chapter has
+     at least as many images as figure cells (cells tagged ``remove-output`` or
+     ``remove-cell`` are exempt);
+   * no output is a figure's text form without its image;
+   * the page has an ``<img>`` of ``_images/`` for every image output of a shown cell,
+     and no image is shown twice (a figure left open in ``pyplot`` by a widget is
+     shown again by the next ``plt.show()``).
+   A book built with ``MPLBACKEND=Agg`` fails every figure cell (no image at all);
+   a correct build has exactly one image per figure cell in these chapters.
+3. Every saved widget view whose snapshot contains an output area holds an image
+   there (the figure for the default values), and no output, in a cell or in a
+   snapshot, writes to stderr or holds an error (the build's ``stderr_output``
+   setting sees the cells only, not the output areas of widgets).
+4. Every chapter page, opened in headless Chromium with no network, typesets its
    mathematics with MathJax (``mjx-container`` elements, no ``merror``), renders the
-   snapshots of its saved widgets, and shows no traceback output.
+   snapshots of its saved widgets with their images (at least as many ``<img>`` in
+   the rendered page as in its HTML plus its snapshots), and shows no traceback.
+
+Points 2 and 3 on a notebook are :func:`notebook_failures`, also used by the test
+that executes the chapters.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
+import json
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import tokenize
 from pathlib import Path
+from typing import Any
 
 EXTERNAL = re.compile(
     r'<(?:script|link)\b[^>]*(?:src|href)="(?:https?:)?//[^"]+"[^>]*>'
 )
+FIGURE_TEXT = re.compile(r"<Figure size [\d.]+x[\d.]+ with \d+ Axes>")
+MAKES_FIGURE = re.compile(
+    r"\bplt\.(?:show|subplots|figure|subplot_mosaic)\("
+    r"|\b(?:plot_\w+|\w+_figure)\("
+    r"|\bdisplay\([\w.]*\bfig\)"
+    r"|^[\w.]*\bfig\s*$",
+    re.MULTILINE,
+)
+HIDDEN = {"remove-output", "remove-cell"}
+VIEW_MIME = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = re.compile(
+    r'<script type="application/vnd\.jupyter\.widget-state\+json">(.*?)</script>', re.S
+)
+WIDGET_VIEW = re.compile(
+    r'<script type="application/vnd\.jupyter\.widget-view\+json">(.*?)</script>', re.S
+)
+PAGE_IMAGE = re.compile(r'<img\b[^>]*\bsrc="[^"]*_images/[^"]+"')
+
+
+def _text(value: Any) -> str:
+    return "".join(value) if isinstance(value, list) else str(value)
+
+
+def _code(source: str) -> str:
+    """The source without its comments (unchanged if it does not tokenize)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return source
+    lines = source.splitlines(keepends=True)
+    for tok in reversed(tokens):
+        if tok.type == tokenize.COMMENT:
+            (row, start), (_, end) = tok.start, tok.end
+            lines[row - 1] = lines[row - 1][:start] + lines[row - 1][end:]
+    return "".join(lines)
+
+
+def output_failures(output: dict, where: str) -> list[str]:
+    """Failures of one output: stderr, an error, a figure's text without its image."""
+    kind = output.get("output_type")
+    if kind == "stream" and output.get("name") == "stderr":
+        return [f"{where} writes to stderr: {_text(output.get('text'))[:100]!r}"]
+    if kind == "error":
+        return [f"{where} holds an error: {output.get('ename')}"]
+    data = output.get("data", {})
+    text = _text(data.get("text/plain", ""))
+    if FIGURE_TEXT.search(text) and "image/png" not in data:
+        return [f"{where} shows a figure as text only: {text!r}"]
+    return []
+
+
+def widget_failures(state: dict, view_ids: list[str], name: str) -> list[str]:
+    """Failures of the saved widget snapshots of one page.
+
+    Parameters
+    ----------
+    state : dict
+        Model id to saved model (``{"model_name": ..., "state": ...}``).
+    view_ids : list of str
+        Model ids of the views shown on the page.
+    name : str
+        Page name for the messages.
+    """
+    failures = []
+    for mid, model in state.items():
+        if model.get("model_name") == "OutputModel":
+            for out in model.get("state", {}).get("outputs", []):
+                failures += output_failures(out, f"{name}: widget output {mid[:8]}")
+    for vid in view_ids:
+        seen, todo, areas = set(), [vid], []
+        while todo:
+            mid = todo.pop()
+            if mid in seen or mid not in state:
+                continue
+            seen.add(mid)
+            model = state[mid]
+            if model.get("model_name") == "OutputModel":
+                areas.append(model["state"].get("outputs", []))
+            for child in model.get("state", {}).get("children", []):
+                todo.append(str(child).removeprefix("IPY_MODEL_"))
+        if areas and not any(
+            "image/png" in out.get("data", {}) for outs in areas for out in outs
+        ):
+            failures.append(f"{name}: the snapshot of widget {vid[:8]} has no image")
+    return failures
+
+
+def widget_images(state: dict) -> int:
+    """Number of images in the output areas of a saved widget state."""
+    return sum(
+        "image/png" in out.get("data", {})
+        for model in state.values()
+        if model.get("model_name") == "OutputModel"
+        for out in model.get("state", {}).get("outputs", [])
+    )
+
+
+def notebook_failures(nb: dict, name: str) -> tuple[list[str], int]:
+    """Figure and stderr failures of an executed notebook.
+
+    Parameters
+    ----------
+    nb : dict
+        The executed notebook (nbformat 4, as JSON).
+    name : str
+        Chapter name for the messages.
+
+    Returns
+    -------
+    failures : list of str
+    n_images : int
+        Number of ``image/png`` outputs of the cells that the page shows.
+    """
+    failures, n_images, digests = [], 0, {}
+    lines = nb.get("metadata", {}).get("source_map", [])
+    for i, cell in enumerate(nb.get("cells", [])):
+        if cell.get("cell_type") != "code":
+            continue
+        first = _text(cell.get("source", "")).strip().split("\n")[0][:40]
+        where = f"{name}: cell {i + 1}"
+        if i < len(lines):
+            where += f" (line {lines[i]})"
+        where += f" {first!r}"
+        outputs = cell.get("outputs", [])
+        for out in outputs:
+            failures += output_failures(out, where)
+        if HIDDEN & set(cell.get("metadata", {}).get("tags", [])):
+            continue
+        images = [
+            _text(o["data"]["image/png"])
+            for o in outputs
+            if "image/png" in o.get("data", {})
+        ]
+        n_images += len(images)
+        if MAKES_FIGURE.search(_code(_text(cell.get("source", "")))) and not images:
+            failures.append(f"{where} makes a figure but shows no image")
+        for png in images:
+            digest = hashlib.sha256(png.encode()).hexdigest()
+            if digest in digests:
+                failures.append(
+                    f"{where} shows again an image of cell {digests[digest]}"
+                )
+            digests.setdefault(digest, i + 1)
+    state = (
+        nb.get("metadata", {})
+        .get("widgets", {})
+        .get("application/vnd.jupyter.widget-state+json", {})
+        .get("state", {})
+    )
+    views = [
+        o["data"][VIEW_MIME]["model_id"]
+        for c in nb.get("cells", [])
+        for o in c.get("outputs", [])
+        if VIEW_MIME in o.get("data", {})
+    ]
+    failures += widget_failures(state, views, name)
+    return failures, n_images
+
+
+def executed_notebook(source: Path, build: Path) -> dict | None:
+    """The executed notebook of a chapter as the build rendered it, or None.
+
+    The outputs come from the build's execution cache (``build/.jupyter_cache``),
+    matched to the chapter's current source as myst-nb does; the copy in
+    ``build/jupyter_execute`` is used only when there is no cache, since myst-nb
+    writes it without outputs when it takes them from the cache.
+    """
+    import nbformat
+    from myst_nb.core.read import read_myst_markdown_notebook
+
+    text = source.read_text(encoding="utf-8")
+    nb = read_myst_markdown_notebook(text, add_source_map=True, path=source)
+    cache_dir = build / ".jupyter_cache"
+    if cache_dir.is_dir():
+        from jupyter_cache import get_cache
+
+        try:
+            _, merged = get_cache(str(cache_dir)).merge_match_into_notebook(nb)
+        except KeyError:
+            return None
+        return json.loads(nbformat.writes(merged))
+    copy = build / "jupyter_execute" / "book" / f"{source.stem}.ipynb"
+    if not copy.exists():
+        return None
+    executed = json.loads(copy.read_text(encoding="utf-8"))
+    executed.setdefault("metadata", {})["source_map"] = nb.metadata["source_map"]
+    return executed
+
+
+def static_failures(page: Path, build: Path, sources: Path) -> tuple[list[str], int]:
+    """Checks of one page that need no browser; also the images its DOM must hold."""
+    name, text = page.name, page.read_text(encoding="utf-8")
+    failures = []
+    for tag in EXTERNAL.findall(text):
+        if 'rel="canonical"' not in tag:
+            failures.append(f"{name}: loads from another host: {tag[:120]}")
+    if "Traceback (most recent call last)" in text:
+        failures.append(f"{name}: shows a traceback")
+    source = sources / f"{page.stem}.md"
+    if source.exists() and "kernelspec" in source.read_text(encoding="utf-8")[:600]:
+        nb = executed_notebook(source, build)
+        if nb is None:
+            failures.append(f"{name}: no executed notebook of {source.name} in {build}")
+        else:
+            nb_fail, n_images = notebook_failures(nb, name)
+            failures += nb_fail
+            n_page = len(PAGE_IMAGE.findall(text))
+            if n_page < n_images:
+                failures.append(
+                    f"{name}: {n_page} images on the page for {n_images} image outputs"
+                )
+    state = {}
+    for block in WIDGET_STATE.findall(text):
+        state.update(json.loads(block).get("state", {}))
+    views = [json.loads(v)["model_id"] for v in WIDGET_VIEW.findall(text)]
+    failures += widget_failures(state, views, name)
+    # the notebook's widget state is the page's: report each failure once
+    return list(dict.fromkeys(failures)), text.count("<img") + widget_images(state)
+
+
+def _dom(chromium: str, page: Path) -> str:
+    with tempfile.TemporaryDirectory() as profile:
+        return subprocess.run(
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                f"--user-data-dir={profile}",
+                "--virtual-time-budget=15000",
+                "--dump-dom",
+                page.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        ).stdout
 
 
 def main(root: Path) -> int:
@@ -27,14 +300,11 @@ def main(root: Path) -> int:
     if not pages:
         print(f"no chapter pages under {root}/book")
         return 1
-    failures = []
+    sources = Path(__file__).resolve().parents[1] / "book"
+    failures, expected_img = [], {}
     for page in pages:
-        text = page.read_text(encoding="utf-8")
-        for tag in EXTERNAL.findall(text):
-            if 'rel="canonical"' not in tag:
-                failures.append(f"{page.name}: loads from another host: {tag[:120]}")
-        if "Traceback (most recent call last)" in text:
-            failures.append(f"{page.name}: shows a traceback")
+        page_fail, expected_img[page] = static_failures(page, root.parent, sources)
+        failures += page_fail
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         print(
@@ -42,47 +312,31 @@ def main(root: Path) -> int:
         )
         return 1
     for page in pages:
-        with tempfile.TemporaryDirectory() as profile:
-            dom = subprocess.run(
-                [
-                    chromium,
-                    "--headless",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--no-first-run",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                    f"--user-data-dir={profile}",
-                    "--virtual-time-budget=15000",
-                    "--dump-dom",
-                    page.as_uri(),
-                ],
-                capture_output=True,
-                text=True,
-                timeout=120,
-            ).stdout
+        dom = _dom(chromium, page)
+        text = page.read_text(encoding="utf-8")
         n_math = dom.count("<mjx-container")
-        has_math = (
-            "\\(" in page.read_text(encoding="utf-8") or "math notranslate" in dom
-        )
+        has_math = "\\(" in text or "math notranslate" in dom
         if has_math and n_math == 0:
             failures.append(f"{page.name}: MathJax typeset nothing")
         if "<mjx-merror" in dom:
             failures.append(f"{page.name}: MathJax reports an error")
-        n_views = page.read_text(encoding="utf-8").count(
-            'type="application/vnd.jupyter.widget-view+json"'
-        )
+        n_views = text.count('type="application/vnd.jupyter.widget-view+json"')
         n_rendered = dom.count("jupyter-widgets-disconnected")
         if n_views and n_rendered == 0:
             failures.append(f"{page.name}: the saved widget views did not render")
-        print(f"{page.name}: {n_math} formulas typeset, {n_views} widget views saved")
+        n_img = dom.count("<img")
+        if n_img < expected_img[page]:
+            failures.append(
+                f"{page.name}: {n_img} images rendered, {expected_img[page]} expected"
+            )
+        print(
+            f"{page.name}: {n_math} formulas typeset, {n_views} widget views saved, "
+            f"{n_img} images rendered"
+        )
     for f in failures:
         print("FAIL", f)
-    print(
-        f"{len(pages) - len({f.split(':')[0] for f in failures})} passed, "
-        f"{len({f.split(':')[0] for f in failures})} failed"
-    )
+    failed = {f.split(":")[0] for f in failures}
+    print(f"{len(pages) - len(failed)} passed, {len(failed)} failed")
     return 1 if failures else 0
 
 

@@ -1,0 +1,123 @@
+"""The page check's rules on small notebooks: each fails on the defect it names."""
+
+from .check_html import notebook_failures, widget_failures
+
+PNG = "iVBORw0KGgo="  # the rules compare outputs, they do not decode them
+VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def _figure(png=PNG):
+    data = {"text/plain": "<Figure size 640x480 with 1 Axes>"}
+    if png is not None:
+        data["image/png"] = png
+    return {"output_type": "display_data", "data": data, "metadata": {}}
+
+
+def _cell(source, *outputs, tags=()):
+    return {
+        "cell_type": "code",
+        "source": source,
+        "metadata": {"tags": list(tags)},
+        "outputs": list(outputs),
+    }
+
+
+def _notebook(*cells, state=None):
+    meta = {}
+    if state is not None:
+        meta["widgets"] = {
+            "application/vnd.jupyter.widget-state+json": {"state": state}
+        }
+    return {"cells": list(cells), "metadata": meta}
+
+
+def _widget(*outputs):
+    """A saved VBox (id "box") holding an output area (id "out") and its view."""
+    state = {
+        "box": {
+            "model_name": "VBoxModel",
+            "state": {"children": ["IPY_MODEL_slider", "IPY_MODEL_out"]},
+        },
+        "slider": {"model_name": "FloatSliderModel", "state": {}},
+        "out": {"model_name": "OutputModel", "state": {"outputs": list(outputs)}},
+    }
+    view = {
+        "output_type": "display_data",
+        "data": {VIEW: {"model_id": "box"}, "text/plain": "VBox(...)"},
+        "metadata": {},
+    }
+    return state, view
+
+
+def test_a_chapter_with_its_figures_passes():
+    state, view = _widget(_figure("AAAA"))
+    nb = _notebook(
+        _cell("fig, ax = plt.subplots()\nax.plot(x)\nplt.show()", _figure()),
+        _cell("print(1)", {"output_type": "stream", "name": "stdout", "text": "1\n"}),
+        _cell("w = explorer()\ndisplay(w.widget)", view),
+        _cell("w.fig", _figure("BBBB")),
+        state=state,
+    )
+    failures, n_images = notebook_failures(nb, "ch")
+    assert failures == []
+    assert n_images == 2
+
+
+def test_a_figure_cell_without_image_fails():
+    nb = _notebook(_cell("fig = energy_figure(t, E)\nplt.show()"))
+    failures, n_images = notebook_failures(nb, "ch")
+    assert n_images == 0
+    assert len(failures) == 1 and "makes a figure but shows no image" in failures[0]
+
+
+def test_a_comment_naming_a_plot_call_makes_no_figure_cell():
+    nb = _notebook(_cell("plt.close(w.fig)  # not shown again by plt.show()"))
+    assert notebook_failures(nb, "ch")[0] == []
+
+
+def test_a_hidden_cell_is_exempt():
+    nb = _notebook(_cell("fig = plot_decay(t, y)", tags=["remove-output"]))
+    assert notebook_failures(nb, "ch")[0] == []
+
+
+def test_a_figure_shown_as_text_fails():
+    nb = _notebook(_cell("w.fig", _figure(png=None)))
+    failures, _ = notebook_failures(nb, "ch")
+    assert any("shows a figure as text only" in f for f in failures)
+
+
+def test_stderr_and_errors_fail():
+    warn = {"output_type": "stream", "name": "stderr", "text": "RuntimeWarning: x"}
+    err = {"output_type": "error", "ename": "ValueError", "evalue": "", "traceback": []}
+    failures, _ = notebook_failures(_notebook(_cell("f()", warn, err)), "ch")
+    assert len(failures) == 2
+    assert "writes to stderr" in failures[0] and "holds an error" in failures[1]
+
+
+def test_the_same_image_twice_fails():
+    nb = _notebook(
+        _cell("fig = particles_figure(r)\nplt.show()", _figure(), _figure()),
+    )
+    failures, _ = notebook_failures(nb, "ch")
+    assert len(failures) == 1 and "shows again an image of cell 1" in failures[0]
+
+
+def test_a_widget_snapshot_without_image_fails():
+    state, view = _widget(_figure(png=None))
+    failures = widget_failures(state, ["box"], "ch")
+    assert any("widget output out shows a figure as text only" in f for f in failures)
+    assert any("the snapshot of widget box has no image" in f for f in failures)
+    nb = _notebook(_cell("display(w.widget)", view), state=state)
+    assert notebook_failures(nb, "ch")[0] == failures
+
+
+def test_a_widget_writing_to_stderr_fails():
+    warn = {"output_type": "stream", "name": "stderr", "text": "RuntimeWarning"}
+    state, _ = _widget(_figure(), warn)
+    failures = widget_failures(state, ["box"], "ch")
+    assert len(failures) == 1 and "writes to stderr" in failures[0]
+
+
+def test_a_widget_without_output_area_needs_no_image():
+    state = {"bar": {"model_name": "FloatProgressModel", "state": {}}}
+    assert widget_failures(state, ["bar"], "ch") == []
