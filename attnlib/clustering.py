@@ -551,10 +551,22 @@ def random_qkv(
     * ``"goe"``: :math:`(G + G^\top)/\sqrt 2` (semicircle on :math:`[-2, 2]`);
     * ``"wishart"``: :math:`G G^\top` (Marchenko–Pastur on :math:`[0, 4]`).
 
+    For unit ``x``, ``y`` and independent Ginibre ``Q``, ``K`` the score
+    :math:`\langle Qx, Ky\rangle` has standard deviation :math:`1/\sqrt d`. The
+    [GLPR] code uses the bilinear form :math:`G_1 G_2/\sqrt d` with :math:`N(0, 1)`
+    entries, whose scores have standard deviation 1: ``beta`` here corresponds to
+    ``beta / sqrt(d)`` there.
+
     ``Q`` and ``K`` are drawn independently from ``kind``; ``V`` is the identity
     (``"identity"``), an independent draw (``"random"``), or :math:`\pm Q^\top K`
-    (``"plus"``/``"minus"``; with :math:`V = Q^\top K` symmetric and positive the model
-    is a gradient flow, [GLPR] §3 and [BKKRW]).
+    (``"plus"``/``"minus"``). Because ``Q`` and ``K`` are independent,
+    :math:`Q^\top K` is not symmetric (almost surely, for every ``kind``), so the
+    model with :math:`V = \pm Q^\top K` is *not* the gradient flow of the energy
+    :math:`E_D` of [BKKRW] (that needs :math:`Q^\top K = V = D` symmetric). For
+    ``"wishart"`` the eigenvalues of :math:`Q^\top K = QK` are real and non-negative
+    (:math:`QK` is similar to :math:`Q^{1/2} K Q^{1/2}`), and with ``"plus"`` the
+    tokens are observed to end in two antipodal clusters on the top eigenvector of
+    ``V`` (Chapter 2, Exercise 3).
 
     Parameters
     ----------

@@ -187,7 +187,13 @@ def test_phase_diagram_d128_follows_gamma():
     )
     p = pd.probability[:, -1]
     assert p[0] > 0.9 and p[-1] < 0.1
-    assert abs(pd.level_beta(30.0, 0.5) - beta_star) < 0.5
+    # At d = 128 the edge sits at a larger beta than Gamma: a finite-dimension effect
+    # (initial inner products fluctuate by 1/sqrt(d); the shift decays like 1/d, see
+    # tests/test_claims.py). With 384 systems per beta on a grid of step 0.05 the 50%
+    # level is beta = 7.18 (shift 0.27), and the benchmark (1024 systems) gives 7.19.
+    # This estimator (48 systems, step 0.25) has mean 7.178 and standard deviation
+    # 0.014 over 40 seeds, so 0.27 +- 0.07 (five standard deviations) is the window.
+    assert abs(pd.level_beta(30.0, 0.5) - beta_star - 0.27) < 0.07
     assert np.all(pd.probability[:, 0] == 0.0)
 
 
