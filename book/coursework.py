@@ -734,7 +734,7 @@ def _feedback(slug: str, info: dict[str, Any], g: Grade) -> str:
     auto = [q for q in info["questions"] if not q["manual"]]
     manual = [q for q in info["questions"] if q["manual"]]
     possible = sum(q["points"] for q in auto)
-    lines = [f"# {info['title']}: feedback for {g.student}", ""]
+    lines = [f"# {info['title']}, feedback for {g.student}", ""]
     if g.status != "graded":
         lines += [
             f"**Not graded ({g.status})**: {g.reason}.",
@@ -773,7 +773,7 @@ def _feedback(slug: str, info: dict[str, Any], g: Grade) -> str:
             npass = sum(c["passed"] for c in hidden)
             lines += [
                 "",
-                f"Hidden tests: {_fmt(got)} / {_fmt(tot)} points "
+                f"Hidden tests: {_fmt(got)} / {_points(tot)} "
                 f"({npass} of {len(hidden)} passed).",
             ]
     return "\n".join(lines) + "\n"
