@@ -3,6 +3,10 @@
 #   make test   set up .venv (first time), run the whole test suite
 #   make lab    JupyterLab with jupytext: the .md chapters open as notebooks
 #   make clean  remove the build output and the execution cache
+# Coursework (lecturers; see the README's Coursework section):
+#   make assignments                          student notebooks, solutions, autograders
+#   make grade A=<assignment> SUBMISSIONS=<folder> [TIMEOUT=120]   gradebook, feedback
+#   make student                              the student edition of the book
 # The HTML serves its own MathJax and widget scripts (fetched once with npm), so the
 # built book renders with no network.
 
@@ -62,6 +66,41 @@ lab: $(STAMP) $(LAB_SETTINGS)
 
 clean:
 	rm -rf _build
+
+# ---------------------------------------------------------------------- coursework
+# The logic is in book/coursework.py. An assignment is rebuilt when its master, the
+# script or attnlib changed ($? lists what is newer than the last build).
+MASTERS   := $(wildcard book/assignments/*.md)
+CW        := $(RUN) $(BIN)/python book/coursework.py
+CW_STAMP  := _build/assignments/.built
+TIMEOUT   ?= 120
+
+.PHONY: assignments coursework-pages grade student clean-coursework
+
+$(CW_STAMP): $(MASTERS) book/coursework.py $(shell find attnlib -name '*.py') | $(STAMP)
+	@$(CW) build --changed $?
+	touch $@
+
+assignments: $(CW_STAMP)
+
+# The book's assignment pages are generated from the built student notebooks.
+coursework-pages: $(CW_STAMP)
+	$(CW) pages
+
+book: coursework-pages
+
+grade: $(CW_STAMP)
+	@test -n "$(A)" -a -n "$(SUBMISSIONS)" || \
+	  { echo "usage: make grade A=<assignment> SUBMISSIONS=<folder> [TIMEOUT=120]"; exit 2; }
+	$(CW) grade "$(A)" "$(SUBMISSIONS)" --timeout $(TIMEOUT)
+
+student: $(STAMP) $(VENDOR) coursework-pages
+	$(CW) student
+
+clean: clean-coursework
+
+clean-coursework:
+	rm -rf book/coursework/generated
 
 distclean: clean
 	rm -rf $(VENV) book/_vendor

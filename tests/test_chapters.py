@@ -19,8 +19,9 @@ def _toc_files():
     files = [toc["root"]]
     for part in toc.get("parts", []):
         for ch in part.get("chapters", []):
-            files.append(ch["file"])
-            files.extend(s["file"] for s in ch.get("sections", []))
+            # glob entries (the generated coursework pages) name no single file
+            files.extend([ch["file"]] if "file" in ch else [])
+            files.extend(s["file"] for s in ch.get("sections", []) if "file" in s)
     return files
 
 

@@ -1,0 +1,450 @@
+"""The coursework: every assignment master builds, grades right and hides its secrets.
+
+Generic over the masters in ``book/assignments/``. Each assignment is built once per
+test run (into a temporary folder) and every notebook is graded with ``otter run``
+through ``book/coursework.py``, two at a time: the solution (full marks), the
+unmodified student notebook (zero) and every wrong submission of
+``tests/assignments/<slug>.py`` (exactly the declared scores).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import copy
+import csv
+import importlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "book"))
+import coursework as cw  # noqa: E402
+
+sys.path.remove(str(ROOT / "book"))
+
+SLUGS = sorted(cw.master_paths())
+JOBS = 2
+# Generous: a graded notebook takes 10-20 s; only the hanging one should reach it.
+RUN_TIMEOUT = 600
+
+
+def _mistakes(slug: str) -> list[dict]:
+    try:
+        mod = importlib.import_module(f"tests.assignments.{slug}")
+    except ModuleNotFoundError:
+        return []
+    return list(getattr(mod, "MISTAKES", []))
+
+
+MISTAKE_CASES = [(s, i) for s in SLUGS for i, _ in enumerate(_mistakes(s))]
+
+
+def _mistake_id(case):
+    slug, i = case
+    return f"{slug}-{_mistakes(slug)[i]['name']}"
+
+
+def apply_mistake(solution: Path, mistake: dict, dest: Path) -> Path:
+    """Write the solution notebook with the mistake's replacements in its code."""
+    nb = json.loads(solution.read_text())
+    for old, new in mistake["replace"]:
+        hits = [
+            c
+            for c in nb["cells"]
+            if c["cell_type"] == "code" and old in "".join(c["source"])
+        ]
+        count = sum("".join(c["source"]).count(old) for c in hits)
+        if count != 1:
+            raise AssertionError(
+                f"{mistake['name']!r}: {old!r} occurs {count} times in the solution's "
+                "code cells (expected exactly once)"
+            )
+        src = "".join(hits[0]["source"]).replace(old, new)
+        hits[0]["source"] = src.splitlines(keepends=True)
+    dest.write_text(json.dumps(nb))
+    return dest
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("assignments")
+    if SLUGS:
+        cw.build(SLUGS, out=out, jobs=JOBS)
+    return out
+
+
+@pytest.fixture(scope="session")
+def runs(built, tmp_path_factory) -> dict:
+    """Grades of the solution, the student notebook and every mistake, by key."""
+    work = tmp_path_factory.mktemp("runs")
+    jobs, results = [], {}
+    for slug in SLUGS:
+        sol = built / slug / "solution" / f"{slug}.ipynb"
+        jobs.append(((slug, "solution"), slug, sol))
+        jobs.append(
+            ((slug, "student"), slug, built / slug / "student" / f"{slug}.ipynb")
+        )
+        for i, mistake in enumerate(_mistakes(slug)):
+            try:
+                path = apply_mistake(sol, mistake, work / f"{slug}-mistake{i}.ipynb")
+            except AssertionError as exc:
+                results[(slug, i)] = exc
+                continue
+            jobs.append(((slug, i), slug, path))
+
+    def run(job):
+        key, slug, path = job
+        zip_path = built / slug / f"{slug}-autograder.zip"
+        return key, cw.grade_one(path, zip_path, slug, RUN_TIMEOUT, None)
+
+    with concurrent.futures.ThreadPoolExecutor(JOBS) as pool:
+        results.update(dict(pool.map(run, jobs)))
+    return results
+
+
+def _info(built: Path, slug: str) -> dict:
+    return json.loads((built / slug / "questions.json").read_text())
+
+
+def _autograded(built: Path, slug: str) -> dict[str, float]:
+    return {
+        q["name"]: q["points"]
+        for q in _info(built, slug)["questions"]
+        if not q["manual"]
+    }
+
+
+# ---------------------------------------------------------------- conventions
+
+SEEDLESS = [
+    (re.compile(r"default_rng\(\s*\)"), "default_rng() without a seed"),
+    (
+        re.compile(
+            r"np\.random\.(rand|randn|random|normal|uniform|choice|randint|"
+            r"shuffle|permutation|standard_normal|seed)\("
+        ),
+        "numpy's global random state (use np.random.default_rng(seed))",
+    ),
+    (re.compile(r"^\s*import random\b|\brandom\.random\(", re.M), "the random module"),
+    (re.compile(r"rng\s*=\s*None"), "rng=None (draw with a seed)"),
+]
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_master_follows_the_conventions(slug):
+    path = cw.master_paths()[slug]
+    header = path.read_text().split("---")[1]
+    assert yaml.safe_load(header)["kernelspec"]["name"] == "python3"
+    m = cw.parse_master(path)
+    assert m.config.get("init_cell", True) is True
+    names = [q.name for q in m.questions]
+    assert 4 <= len(names) <= 6, f"{slug}: 4-6 questions, got {len(names)}"
+    for i, name in enumerate(names, 1):
+        assert re.fullmatch(rf"q{i}_[a-z0-9_]+", name), f"{slug}: question {i}: {name}"
+    assert 10 <= m.points <= 20, f"{slug}: 10-20 points in total, got {m.points}"
+    assert len(m.manual) == 1, f"{slug}: exactly one written (manual) question"
+    for q in m.autograded:
+        assert q.points > 0 and q.public and q.hidden, (
+            f"{slug}/{q.name}: needs points, a public and a hidden test case"
+        )
+        for body in q.public + q.hidden:
+            assert "assert" in body, f"{slug}/{q.name}: a test case without assert"
+    code = "\n".join(m.code)
+    for pattern, what in SEEDLESS:
+        assert not pattern.search(code), f"{slug}: randomness without a seed: {what}"
+    rubric = cw.RUBRICS / f"{slug}.md"
+    assert rubric.exists(), f"{slug}: missing rubric {rubric}"
+    text = rubric.read_text()
+    assert text.lstrip().startswith("###") and not re.search(r"^#{1,2} ", text, re.M)
+    assert len(_mistakes(slug)) >= 2, f"{slug}: tests/assignments/{slug}.py needs 2+"
+
+
+def test_seed_check_catches_seedless_code():
+    bad = [
+        "rng = np.random.default_rng()",
+        "X = np.random.randn(5, 3)",
+        "sample_sphere(4, 3, rng=None)",
+    ]
+    for line in bad:
+        assert any(p.search(line) for p, _ in SEEDLESS), line
+    assert not any(p.search("np.random.default_rng(3)") for p, _ in SEEDLESS)
+
+
+# ---------------------------------------------------------------- grading
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_solution_scores_full_marks(runs, built, slug):
+    g = runs[(slug, "solution")]
+    assert g.status == "graded", g.reason
+    assert g.scores == _autograded(built, slug)
+    assert not g.reason, f"the solution raised while grading: {g.reason}"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_unmodified_student_notebook_scores_zero(runs, built, slug):
+    g = runs[(slug, "student")]
+    assert g.status == "graded", g.reason
+    assert set(g.scores) == set(_autograded(built, slug))
+    assert all(v == 0 for v in g.scores.values()), g.scores
+
+
+@pytest.mark.parametrize("case", MISTAKE_CASES, ids=_mistake_id)
+def test_mistake_loses_exactly_its_points(runs, built, case):
+    slug, i = case
+    g = runs[case]
+    if isinstance(g, Exception):
+        raise g
+    mistake = _mistakes(slug)[i]
+    full = _autograded(built, slug)
+    unknown = set(mistake["scores"]) - set(full)
+    assert not unknown, f"scores for unknown questions {unknown}"
+    expected = {**full, **{k: float(v) for k, v in mistake["scores"].items()}}
+    assert g.status == "graded", g.reason
+    assert g.scores == expected, mistake["name"]
+    assert sum(expected.values()) < sum(full.values()), "a mistake must cost points"
+
+
+# ---------------------------------------------------------------- what students see
+
+
+def _strings(obj) -> list[str]:
+    if isinstance(obj, str):
+        return [obj]
+    if isinstance(obj, dict):
+        return [s for v in obj.values() for s in _strings(v)]
+    if isinstance(obj, list):
+        return [s for v in obj for s in _strings(v)]
+    return []
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_student_notebook_hides_solutions_and_hidden_tests(built, slug):
+    secret = cw.secrets(cw.parse_master(cw.master_paths()[slug]))
+    assert secret["solution"] and secret["hidden"], "nothing to look for"
+    nb = json.loads((built / slug / "student" / f"{slug}.ipynb").read_text())
+    seen = "\n".join(_strings(nb))
+    page = cw._page(slug, built / slug)
+    for kind, lines in secret.items():
+        for line in lines:
+            assert line not in seen, f"{kind} line in the student notebook: {line}"
+            assert line not in page, f"{kind} line on the assignment page: {line}"
+    sources = ["".join(c["source"]) for c in nb["cells"]]
+    for q in _autograded(built, slug):
+        assert f'grader.check("{q}")' in sources
+    assert any("NotImplementedError" in s or "= ..." in s for s in sources)
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_solution_notebook_has_every_test(built, slug):
+    secret = cw.secrets(cw.parse_master(cw.master_paths()[slug]))
+    with zipfile.ZipFile(built / slug / f"{slug}-autograder.zip") as zf:
+        tests = "".join(
+            zf.read(n).decode() for n in zf.namelist() if n.startswith("tests/")
+        )
+    # otter stores the tests as doctests: compare without the prompts' quoting
+    for line in secret["hidden"]:
+        words = re.findall(r"\w+", line)
+        assert all(w in tests for w in words), line
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_autograder_zip_is_complete(built, slug):
+    with zipfile.ZipFile(built / slug / f"{slug}-autograder.zip") as zf:
+        names = set(zf.namelist())
+        env = yaml.safe_load(zf.read("environment.yml"))
+        wheels = [n for n in names if re.fullmatch(r"files/attnlib-.*\.whl", n)]
+        assert len(wheels) == 1, sorted(names)
+        with zf.open(wheels[0]) as fh, zipfile.ZipFile(fh) as wheel:
+            assert "attnlib/__init__.py" in wheel.namelist()
+    for q in _autograded(built, slug):
+        assert f"tests/{q}.py" in names
+    assert {"run_autograder", "setup.sh", "otter_config.json"} <= names
+    deps = env["dependencies"]
+    assert f"python={cw.PYTHON_VERSION}" in deps
+    pip = next(d["pip"] for d in deps if isinstance(d, dict))
+    pins = cw._pins()
+    for pkg in cw.RUNTIME:
+        assert f"{pkg}=={pins[pkg]}" in pip
+    assert f"{cw.GRADESCOPE_FILES}/{Path(wheels[0]).name}" in pip
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_assignment_page(built, slug):
+    page = cw._page(slug, built / slug)
+    assert page.startswith("# ")
+    assert f"{{download}}`{slug}.ipynb <../notebooks/{slug}.ipynb>`" in page
+    for q in _info(built, slug)["questions"]:
+        assert f"`{q['name']}`" in page
+    assert "otter.Notebook" not in page and "```python\ngrader.check(" not in page
+
+
+# ---------------------------------------------------------------- make grade
+
+
+def _hanging(solution: Path, dest: Path) -> Path:
+    nb = json.loads(solution.read_text())
+    cell = {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": "hangs000",
+        "metadata": {},
+        "outputs": [],
+        "source": ["while True:\n", "    pass\n"],
+    }
+    nb["cells"].insert(2, cell)
+    dest.write_text(json.dumps(nb))
+    return dest
+
+
+def test_grade_folder(built, runs, tmp_path):
+    """A right, a wrong (with a cell that raises), a broken and a hanging notebook,
+    and an empty one: the gradebook has the expected row for each."""
+    slug = SLUGS[0]
+    sol = built / slug / "solution" / f"{slug}.ipynb"
+    subs = tmp_path / "submissions"
+    subs.mkdir()
+    # the hanging notebook sorts first, so it runs alongside the others
+    _hanging(sol, subs / "a_hanging.ipynb")
+    shutil.copy(sol, subs / "b_right.ipynb")
+    mistake = _mistakes(slug)[0]
+    wrong = apply_mistake(sol, mistake, subs / "c_wrong.ipynb")
+    nb = json.loads(wrong.read_text())
+    nb["cells"].append(
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "raises00",
+            "metadata": {},
+            "outputs": [],
+            "source": ["plot_my_result(X0)"],
+        }
+    )
+    wrong.write_text(json.dumps(nb))
+    (subs / "d_broken.ipynb").write_text('{"cells": [{"cell_type": "code", "sour')
+    empty = copy.deepcopy(json.loads(sol.read_text()))
+    empty["cells"] = []
+    (subs / "e_empty.ipynb").write_text(json.dumps(empty))
+    (subs / "notes.txt").write_text("not a notebook: ignored")
+
+    out = tmp_path / "grades"
+    cw.grade(slug, subs, build_root=built, out=out, timeout=40, jobs=JOBS)
+
+    rows = {r["student"]: r for r in csv.DictReader(open(out / "gradebook.csv"))}
+    assert sorted(rows) == ["a_hanging", "b_right", "c_wrong", "d_broken", "e_empty"]
+    info = _info(built, slug)
+    full = _autograded(built, slug)
+    manual = [q["name"] for q in info["questions"] if q["manual"]]
+    header = next(csv.reader(open(out / "gradebook.csv")))
+    assert header == ["student", *[q["name"] for q in info["questions"]], "total"] + [
+        "status",
+        "reason",
+    ]
+
+    def scores(row):
+        return {q: float(row[q]) for q in full}
+
+    right, wrong_row = rows["b_right"], rows["c_wrong"]
+    assert right["status"] == "graded" and scores(right) == full
+    assert float(right["total"]) == sum(full.values())
+    expected = {**full, **{k: float(v) for k, v in mistake["scores"].items()}}
+    assert wrong_row["status"] == "graded" and scores(wrong_row) == expected
+    assert "NameError" in wrong_row["reason"]
+    # regrading gives the same scores: the fixture graded the same notebooks before
+    assert scores(right) == runs[(slug, "solution")].scores
+    assert scores(wrong_row) == runs[(slug, 0)].scores
+    for name, status in [
+        ("a_hanging", "timeout"),
+        ("d_broken", "invalid"),
+        ("e_empty", "empty"),
+    ]:
+        row = rows[name]
+        assert row["status"] == status and row["reason"], row
+        assert float(row["total"]) == 0 and all(v == 0 for v in scores(row).values())
+    for row in rows.values():
+        assert all(row[q] == "" for q in manual)
+    for name in rows:
+        text = (out / "feedback" / f"{name}.md").read_text()
+        assert text.startswith("# ")
+    feedback = (out / "feedback" / "c_wrong.md").read_text()
+    secret = cw.secrets(cw.parse_master(cw.master_paths()[slug]))
+    for line in secret["hidden"]:
+        assert line not in feedback, f"hidden test in the feedback: {line}"
+    assert "Hidden tests:" in feedback and "Public test 1" in feedback
+    assert sorted(p.name for p in (out / "otter").iterdir()) == ["b_right", "c_wrong"]
+
+
+def test_grade_rejects_bad_arguments(built, tmp_path):
+    with pytest.raises(cw.CourseworkError, match="no autograder"):
+        cw.grade("no_such_assignment", tmp_path, build_root=built)
+    if SLUGS:
+        with pytest.raises(cw.CourseworkError, match="no .ipynb"):
+            cw.grade(SLUGS[0], tmp_path, build_root=built)
+        with pytest.raises(cw.CourseworkError, match="folder"):
+            cw.grade(SLUGS[0], tmp_path / "missing", build_root=built)
+
+
+def test_unreadable_submissions_are_classified(tmp_path):
+    cases = {
+        "zero.ipynb": "",
+        "json.ipynb": '{"cells": [',
+        "notnb.ipynb": '{"hello": 1}',
+    }
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+        nb, why = cw._read_submission(tmp_path / name)
+        assert nb is None and why, name
+
+
+# ---------------------------------------------------------------- student edition
+
+
+def test_strip_solutions_keeps_exercises():
+    text = (
+        "# T\n\n```{exercise}\n:label: ex1\n\nDo it.\n```\n\n"
+        "```{solution-start} ex1\n:class: dropdown\n```\n\nSecret words.\n\n"
+        "```{code-cell} ipython3\nsecret = 1\n```\n\n```{solution-end}\n```\n\n"
+        "::::{solution-start} ex2\n::::\n\nMore secrets.\n\n::::{solution-end}\n::::\n"
+        "\n````{solution} ex3\nThird secret.\n````\n\nAfter.\n"
+    )
+    out = cw.strip_solutions(text)
+    assert "Do it." in out and "After." in out and "{exercise}" in out
+    assert "ecret" not in out and "solution" not in out
+    with pytest.raises(cw.CourseworkError):
+        cw.strip_solutions("```{solution-start} a\n```\nno end\n")
+
+
+def test_chapters_lose_every_solution():
+    for chapter in sorted((ROOT / "book").glob("*.md")):
+        text = chapter.read_text()
+        out = cw.strip_solutions(text)
+        assert "{solution" not in out, chapter.name
+        assert out.count("{exercise}") == text.count("{exercise}"), chapter.name
+
+
+def test_student_edition_sources(tmp_path):
+    cw.student_sources(tmp_path)
+    toc = yaml.safe_load((tmp_path / "_toc.yml").read_text())
+    files = [c.get("file") for p in toc["parts"] for c in p["chapters"]]
+    assert cw.GUIDE not in files
+    assert not (tmp_path / "book" / "assignments").exists()
+    assert not (tmp_path / "book" / "coursework" / "guide.md").exists()
+    assert "{solution-start}" not in (tmp_path / "book" / "modelling.md").read_text()
+    assert (tmp_path / "book" / "_vendor").exists() == (ROOT / "book/_vendor").exists()
+
+
+def test_coursework_script_is_ruff_clean():
+    exe = shutil.which("ruff", path=str(Path(sys.executable).parent)) or "ruff"
+    for args in (["check"], ["format", "--check"]):
+        r = subprocess.run(
+            [exe, *args, "book/coursework.py"], cwd=ROOT, capture_output=True, text=True
+        )
+        assert r.returncode == 0, r.stdout + r.stderr
