@@ -75,3 +75,13 @@ def test_bad_arguments():
         circle_particles(n=100, n_max=50)
     with pytest.raises(ValueError, match="beta"):
         circle_density(beta=100.0)
+
+
+def test_widget_figures_are_not_left_to_pyplot(particles, density):
+    # a figure registered with pyplot would be shown a second time by the next
+    # plt.show() of the chapter, below the widget
+    import matplotlib.pyplot as plt
+
+    open_figs = set(plt.get_fignums())
+    assert particles.fig.number not in open_figs
+    assert density.fig.number not in open_figs

@@ -119,6 +119,7 @@ def circle_particles(
         fig, _ = plt.subplots(
             1, 3, figsize=(11, 3.4), gridspec_kw={"width_ratios": [1, 1.6, 1.4]}
         )
+    plt.close(fig)  # shown through the Output widget only, never by a later plt.show()
     out = widgets.Output()
     box = widgets.VBox([widgets.HBox([sl_beta, sl_n]), out])
     w = CircleParticles(box, sl_beta, sl_n, fig, out, t_final, int(seed), n_max)
@@ -238,6 +239,7 @@ def circle_density(
     )
     with plt.ioff():
         fig, _ = plt.subplots(figsize=(6, 3.6))
+    plt.close(fig)  # shown through the Output widget only, never by a later plt.show()
     out = widgets.Output()
     box = widgets.VBox([widgets.HBox([sl_beta, sl_t]), out])
     w = CircleDensity(
