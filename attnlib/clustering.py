@@ -46,11 +46,12 @@ from ._validation import (
     check_int,
     check_real,
     check_rng,
+    check_steps,
     check_unit_norm,
     log_max,
 )
 from .equiangular import equiangular_time_to
-from .integrate import check_observables, output_times
+from .integrate import MAX_STEPS, check_observables, output_times, planned_steps
 from .sphere import sample_sphere
 
 __all__ = [
@@ -604,6 +605,172 @@ def random_qkv(
     return Q, K, V
 
 
+# ------------------------------------------------------ phase-diagram kernel
+def _retire_margin(dtype: Any) -> float:
+    """Slack above ``1 - delta`` before a system retires: far above rounding."""
+    return float(np.sqrt(np.finfo(dtype).eps))
+
+
+def _pair_fractions(
+    X0: np.ndarray,
+    beta: np.ndarray,
+    t_arr: np.ndarray,
+    dt: float,
+    delta: float,
+    normalization: str,
+    retire: bool,
+    chunk: int = 64,
+) -> tuple[np.ndarray, int]:
+    r"""Fraction of close pairs of each member at each output time, shape (T, B).
+
+    Returns the fractions and the number of member-steps taken (fewer than
+    ``B`` times the number of steps when members retire).
+
+    The Euler + retraction scheme of :func:`simulate_ensemble` for
+    :math:`Q = K = V = I`, with the same steps and the same states up to rounding,
+    arranged for speed (see ``benchmarks/phase_diagram.py``):
+
+    * the span reduction (module docstring) when ``d > n``: rows ``y_i`` of length
+      ``k = min(n, d)``;
+    * the rows are stored scaled, :math:`s\,y_i` with :math:`s = \sqrt\beta`, next to
+      a column of ones: ``Yx = [s Y, 1]`` of shape ``(n, k + 1)``. One product
+      ``Yx Yx^T`` is then :math:`\beta G + 1` (no pass to scale by ``beta``); its
+      exponential :math:`e^{1+\beta G}` differs from the weights by the factor
+      ``e``, which SA's normalisation cancels (USA divides by ``e n``); and one
+      product ``W Yx`` gives both :math:`\sum_j W_{ij} s y_j` and the row sums
+      :math:`Z_i` (no reduction pass). With :math:`c_i = \langle v_i, y_i\rangle`,
+      the projected step followed by the retraction is
+      :math:`y_i \leftarrow \pm(y_i + h v_i / (1 - h c_i))` normalised, with the
+      sign of :math:`1 - h c_i` (always ``+`` for SA, where :math:`c_i \le 1`);
+    * both products take contiguous operands (a transposed copy of ``Yx`` is made
+      once per step: a transposed view halves the speed of batched ``matmul``);
+    * members are integrated ``chunk`` at a time, so the arrays stay in cache.
+
+    ``beta = 0`` is integrated as ``beta = eps**2``, whose weights
+    :math:`e^{1 + \varepsilon^2 G}` round to ``e`` exactly, as those of ``beta = 0``.
+
+    With ``retire``, a member leaves the computation at the first output time at
+    which all its pairs satisfy :math:`\langle x_i, x_j\rangle \ge 1-\delta+\eta`
+    (:math:`\eta = \sqrt{\varepsilon_{\rm mach}}`, far above the rounding of the
+    remaining steps); its fraction is 1 at every later output time. This is exact,
+    by the following lemma.
+
+    *Lemma (the close cone is invariant).* Let :math:`m = \min_{i,j}\langle x_i,
+    x_j\rangle \ge 0` and take one Euler step with retraction,
+    :math:`x_i' \propto u_i = (1 - h c_i) x_i + h v_i`, where
+    :math:`v_i = \sum_j A_{ij} x_j` with :math:`A_{ij} \ge 0` and
+    :math:`c_i = \langle x_i, v_i\rangle`. If :math:`h c_i \le 1` for all ``i``, then
+    :math:`\min_{i,j}\langle x_i', x_j'\rangle \ge m`. *Proof.* Each :math:`u_i =
+    \sum_k a_{ik} x_k` with :math:`a_{ik} \ge 0`, so :math:`\langle u_i, u_j\rangle =
+    \sum_{k,l} a_{ik} a_{jl} \langle x_k, x_l\rangle \ge m \sum_k a_{ik} \sum_l
+    a_{jl} \ge m |u_i| |u_j|`. :math:`\square` For SA, :math:`c_i \le 1` and
+    ``dt <= 1`` suffice; for USA, :math:`c_i \le e^\beta`, so ``dt * e**beta <= 1``.
+    It is the discrete form of the cone collapse of Chapter 2 ([GLPR] Lemma 6.4):
+    once every pair is within ``delta``, every pair stays so. A member for which the
+    condition fails is never retired.
+
+    Parameters
+    ----------
+    X0 : ndarray, shape (B, n, d)
+        Unit vectors, float32 or float64 (the computation keeps the dtype).
+    beta : ndarray, shape (B,)
+    t_arr : ndarray, shape (T,)
+    dt, delta : float
+    normalization : {"sa", "usa"}
+    retire : bool
+    chunk : int
+        Members integrated together; the result does not depend on it.
+    """
+    B, n, d = X0.shape
+    dtype = X0.dtype
+    if d > n:
+        U, _ = np.linalg.qr(_tr(X0))  # (B, d, n): orthonormal basis of the span
+        Y0 = X0 @ U
+    else:
+        Y0 = X0
+    k = Y0.shape[-1]
+    eps = np.finfo(dtype).eps
+    b_eff = np.maximum(beta.astype(dtype), eps * eps)  # (B,)
+    s = np.sqrt(b_eff)
+    Yx = np.empty((B, n, k + 1), dtype=dtype)
+    np.multiply(Y0, s[:, None, None], out=Yx[..., :k])
+    Yx[..., k] = 1.0
+    usa = normalization == "usa"
+    if usa:
+        usa_sum = dtype.type(np.e * n)
+    threshold = 1.0 - delta
+    can_retire = np.zeros(B, dtype=bool)
+    if retire and threshold >= 0:
+        max_c = np.exp(beta) if usa else np.ones(B)
+        can_retire = dt * max_c <= 1.0
+
+    T = t_arr.size
+    p = np.empty((T, B), dtype=np.float64)
+    active = np.arange(B)
+    # per-chunk buffers
+    W = np.empty((chunk, n, n), dtype=dtype)
+    F = np.empty((chunk, n, k + 1), dtype=dtype)
+    YT = np.empty((chunk, k + 1, n), dtype=dtype)
+    t = 0.0
+    member_steps = 0
+    for ti, tk in enumerate(t_arr):
+        if not active.size:
+            break  # every member retired: its later fractions are already 1
+        span = tk - t
+        if span > 0:
+            m_steps = int(np.ceil(span / dt - 1e-9))
+            h = dtype.type(span / m_steps)
+            member_steps += m_steps * active.size
+            for lo in range(0, active.size, chunk):
+                Y = Yx[lo : lo + chunk]
+                c = Y.shape[0]
+                Wc, Fc, YTc = W[:c], F[:c], YT[:c]
+                bc = b_eff[active[lo : lo + chunk]]
+                sc = s[active[lo : lo + chunk]]
+                hb = h / bc
+                for _ in range(m_steps):
+                    np.copyto(YTc, _tr(Y))
+                    np.matmul(Y, YTc, out=Wc)  # beta G + 1
+                    np.exp(Wc, out=Wc)
+                    np.matmul(Wc, Y, out=Fc)  # [sum_j W_ij s y_j, Z_i]
+                    Zs = usa_sum if usa else Fc[..., k]
+                    # <sum_j W_ij s y_j, s y_i> = beta Zs c_i
+                    cs = np.einsum("bij,bij->bi", Fc[..., :k], Y[..., :k])
+                    cs *= hb[:, None]
+                    # y + h v / (1 - h c), with v = F' / (s Zs)
+                    den = Zs - cs  # Zs (1 - h c)
+                    fac = h / den
+                    Fc *= fac[..., None]
+                    Y += Fc
+                    nrm = np.einsum("bij,bij->bi", Y[..., :k], Y[..., :k])
+                    np.sqrt(nrm, out=nrm)
+                    np.divide(sc[:, None], nrm, out=nrm)
+                    if usa:  # 1 - h c < 0 is possible: the step points the other way
+                        nrm *= np.sign(den)
+                    Y *= nrm[..., None]
+                    Y[..., k] = 1.0
+            t = tk
+        Ys = Yx[..., :k]
+        G = Ys @ _tr(Ys)
+        G /= b_eff[active, None, None]
+        if not np.all(np.isfinite(G)):
+            raise FloatingPointError(
+                f"the ensemble became non-finite before t={tk:g}; reduce dt"
+            )
+        close = (G >= threshold).sum(axis=(-1, -2)) - n  # off-diagonal pairs x 2
+        p[ti, active] = close / (n * (n - 1))
+        if ti + 1 < T:
+            done = can_retire[active] & (
+                G.min(axis=(-1, -2)) >= threshold + _retire_margin(dtype)
+            )
+            if done.any():
+                p[ti + 1 :, active[done]] = 1.0
+                keep = ~done
+                active = active[keep]
+                Yx = Yx[keep]
+    return p, member_steps
+
+
 # ------------------------------------------------------------ phase diagrams
 def phase_transition_curve(
     betas: Any, *, n: int, delta: float = 1e-3, normalization: str = "sa"
@@ -660,6 +827,11 @@ class PhaseDiagram:
     delta : float
     qkv : str or None
         ``"kind/value"`` for random matrices (:func:`random_qkv`), else ``None``.
+    system_steps : int
+        Euler steps integrated, summed over the systems (with retirement, fewer than
+        ``samples * len(betas)`` times the steps of one system).
+    method : str
+        ``"fast"`` or ``"reference"`` (see :func:`phase_diagram`).
     """
 
     betas: np.ndarray
@@ -671,6 +843,8 @@ class PhaseDiagram:
     samples: int = 0
     delta: float = 1e-3
     qkv: str | None = None
+    system_steps: int = 0
+    method: str = "fast"
 
     def level_beta(self, t: float, level: float = 0.5) -> float:
         """The ``beta`` at which the probability at time ``t`` crosses ``level``.
@@ -691,10 +865,20 @@ class PhaseDiagram:
         )
 
 
+def _phase_stats(p: np.ndarray, samples: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard error over the members (axis 1) of fractions (T, samples)."""
+    se = (
+        p.std(axis=1, ddof=1) / np.sqrt(samples)
+        if samples > 1
+        else np.zeros(p.shape[0])
+    )
+    return p.mean(axis=1), se
+
+
 def _phase_task(
     params: tuple, seed: np.random.SeedSequence
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One beta, ``samples`` systems: mean and standard error of the pair fraction."""
+    """Reference path: one beta, ``samples`` systems through simulate_ensemble."""
     beta, d, n, samples, times, dt, delta, qkv, normalization = params
     rng = np.random.default_rng(seed)
     X0 = sample_sphere(n, d, rng=rng, batch=samples)
@@ -713,13 +897,39 @@ def _phase_task(
         observables={"p": PairFraction(delta)},
         **mats,
     )
-    p = r.observables["p"]  # (T, samples)
-    se = (
-        p.std(axis=1, ddof=1) / np.sqrt(samples)
-        if samples > 1
-        else np.zeros(p.shape[0])
+    return _phase_stats(r.observables["p"], samples)
+
+
+def _span_coordinates(X: np.ndarray) -> np.ndarray:
+    """Coordinates (B, n, n) of tokens (B, n, d), d > n, in a basis of their span."""
+    U, _ = np.linalg.qr(_tr(X))
+    return X @ U
+
+
+def _phase_block(params: tuple, _seed: Any = None) -> list[tuple]:
+    """Fast path: several betas in one ensemble, retiring clustered systems.
+
+    ``params`` carries the child seed of each beta (the same draws as the reference
+    path, whatever the grouping); the seed given by :func:`sweep` is not used.
+    """
+    betas, seeds, d, n, samples, times, dt, delta, normalization, retire, dtype = params
+    parts = []
+    for seed in seeds:
+        X0 = sample_sphere(n, d, rng=np.random.default_rng(seed), batch=samples)
+        X0 = X0.astype(dtype, copy=False)
+        parts.append(_span_coordinates(X0) if d > n else X0)
+    b = np.repeat(np.asarray(betas, dtype=np.float64), samples)
+    p, steps = _pair_fractions(
+        np.concatenate(parts), b, times, dt, delta, normalization, retire
     )
-    return p.mean(axis=1), se
+    stats = [
+        _phase_stats(p[:, i * samples : (i + 1) * samples], samples)
+        for i in range(len(betas))
+    ]
+    return stats, steps
+
+
+PHASE_METHODS = ("fast", "reference")
 
 
 def phase_diagram(
@@ -737,14 +947,38 @@ def phase_diagram(
     seed: int = 0,
     executor: Executor | None = None,
     progress: bool = True,
+    method: str = "fast",
+    retire: bool = True,
+    dtype: Any = np.float64,
+    betas_per_task: int | None = None,
+    max_steps: int = MAX_STEPS,
 ) -> PhaseDiagram:
     r"""Estimate :math:`P(\langle x_i(t),x_j(t)\rangle \ge 1-\delta)` over (beta, t).
 
     [GLPR] Fig 3 (and Fig 5 with ``qkv``): for each ``beta``, ``samples`` systems of
-    ``n`` i.i.d. uniform tokens on :math:`S^{d-1}` are integrated by
-    :func:`simulate_ensemble` (Euler step ``dt`` + retraction) and the fraction of
-    close pairs is averaged. One task per ``beta``, run by :func:`sweep` (serially,
-    or on ``executor``); results do not depend on the executor.
+    ``n`` i.i.d. uniform tokens on :math:`S^{d-1}` are integrated with explicit Euler
+    steps ``dt`` and the retraction (the scheme of :func:`simulate_ensemble`), and the
+    fraction of close pairs is averaged over the systems.
+
+    Two methods give the same estimates, from the same initial tokens:
+
+    * ``"fast"`` (``Q = K = V = I``): several values of ``beta`` form one ensemble
+      (per-member ``beta``), integrated by a kernel arranged for speed, and, with
+      ``retire``, a system leaves the computation once all its pairs are within
+      ``delta``: by the invariance lemma of the kernel (the discrete cone collapse,
+      stated in ``_pair_fractions``), its fraction is 1 at every later time, so the
+      arrays are identical with and without retirement. ``dtype=np.float32`` halves
+      the cost; its diagram agrees with float64 within the Monte Carlo error (the
+      tests check it) but float64 is the default.
+    * ``"reference"``: one :func:`simulate_ensemble` per ``beta``, every system to
+      the end (the only method for random ``qkv``).
+
+    The work is split into tasks run by :func:`sweep`, serially or on ``executor``
+    (a process pool, or a Dask cluster through ``client.get_executor()``). A fast
+    task holds ``betas_per_task`` values of ``beta`` (strided over the grid, so that
+    tasks cost about the same); the values of ``beta`` draw their tokens from the
+    children of ``numpy.random.SeedSequence(seed)``, so the result depends neither
+    on the executor nor on the grouping.
 
     Parameters
     ----------
@@ -760,12 +994,24 @@ def phase_diagram(
     t_final, dt, delta : float
     qkv : str, optional
         ``"kind/value"`` for random matrices drawn per system by :func:`random_qkv`,
-        e.g. ``"ginibre/identity"``.
+        e.g. ``"ginibre/identity"`` (reference method only).
     normalization : {"sa", "usa"}
     seed : int
-        Root seed; task ``k`` uses ``SeedSequence(seed).spawn(m)[k]``.
+        Root seed; ``beta`` number ``k`` uses ``SeedSequence(seed).spawn(m)[k]``.
     executor : concurrent.futures.Executor, optional
     progress : bool
+        ``tqdm.auto`` bar over the tasks.
+    method : {"fast", "reference"}
+    retire : bool
+        Retire fully clustered systems (fast method; SA with ``dt <= 1``, USA with
+        ``dt * e**beta <= 1``, where the lemma applies).
+    dtype : numpy.float64 or numpy.float32
+        Floating type of the fast method.
+    betas_per_task : int, optional
+        Values of ``beta`` per fast task (default: enough for about 1024 systems, a
+        task of a second or two).
+    max_steps : int
+        Cap on the Euler steps of one system.
 
     Returns
     -------
@@ -776,16 +1022,21 @@ def phase_diagram(
     >>> pd = phase_diagram(8, betas=[1.0, 4.0], samples=4, t_final=2.0, progress=False)
     >>> pd.probability.shape
     (2, 21)
+    >>> ref = phase_diagram(8, betas=[1.0, 4.0], samples=4, t_final=2.0,
+    ...                     progress=False, method="reference")
+    >>> bool(np.abs(pd.probability - ref.probability).max() < 1e-12)
+    True
     """
     d = check_int(d, "d", low=2)
     n = check_int(n, "n", low=2)
     samples = check_int(samples, "samples", low=1)
     bs = np.atleast_1d(np.asarray(betas, dtype=np.float64))
-    if bs.ndim != 1 or not np.all(np.isfinite(bs)) or np.any(bs < 0):
-        raise ValueError("betas must be a 1-D array of finite values >= 0")
+    if bs.ndim != 1 or bs.size == 0 or not np.all(np.isfinite(bs)) or np.any(bs < 0):
+        raise ValueError("betas must be a non-empty 1-D array of finite values >= 0")
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
     delta = check_real(delta, "delta", low=0.0, high=2.0)
     check_choice(normalization, "normalization", ("sa", "usa"))
+    check_choice(method, "method", PHASE_METHODS)
     if qkv is not None:
         if not isinstance(qkv, str) or qkv.count("/") != 1:
             raise ValueError(
@@ -794,25 +1045,94 @@ def phase_diagram(
         kind, value = qkv.split("/")
         check_choice(kind, "qkv kind", QKV_KINDS)
         check_choice(value, "qkv value", VALUE_KINDS)
+        if method == "fast":
+            method = "reference"  # random matrices: the fast kernel assumes Q=K=V=I
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(
+            f"dtype must be numpy.float64 or numpy.float32, got {dtype!r}"
+        ) from None
+    if dtype not in (np.dtype(np.float64), np.dtype(np.float32)):
+        raise ValueError(f"dtype must be numpy.float64 or numpy.float32, got {dtype}")
+    if dtype != np.float64 and method != "fast":
+        raise ValueError("dtype=float32 needs method='fast' (and qkv=None)")
     if times is None:
         t_final = check_real(t_final, "t_final", low=0.0, strict_low=True)
         step = max(dt, t_final / 60.0)
         times = np.linspace(0.0, t_final, int(round(t_final / step)) + 1)
-    times = np.asarray(times, dtype=np.float64)
-    params = [
-        (float(b), d, n, samples, times, dt, delta, qkv, normalization) for b in bs
-    ]
-    res = sweep(
-        _phase_task,
-        params,
-        seed=seed,
-        executor=executor,
-        progress=progress,
-        desc=f"phase diagram d={d}",
+    times = output_times(times)
+    max_steps = check_int(max_steps, "max_steps", low=1)
+    check_steps(
+        planned_steps(times, dt),
+        max_steps,
+        what="phase_diagram",
+        hint="increase dt or max_steps",
     )
+    seeds = np.random.SeedSequence(check_int(seed, "seed", low=0)).spawn(bs.size)
+    desc = f"phase diagram d={d}"
+    if method == "reference":
+        params = [
+            (float(b), d, n, samples, times, dt, delta, qkv, normalization) for b in bs
+        ]
+        # sweep gives task k the child SeedSequence(seed).spawn(m)[k]: seeds[k]
+        res = sweep(
+            _phase_task,
+            params,
+            seed=seed,
+            executor=executor,
+            progress=progress,
+            desc=desc,
+        )
+        system_steps = int(planned_steps(times, dt)) * samples * bs.size
+    else:
+        # weights up to e^(1 + beta) summed over n tokens must stay finite
+        limit = log_max(dtype) - 1.0 - math.log(n)
+        if bs.max() > limit:
+            raise ValueError(
+                f"beta must be <= {limit:.1f} for method='fast' in {dtype} "
+                f"(got {bs.max():g}); use float64 or method='reference'"
+            )
+        if betas_per_task is None:
+            betas_per_task = max(1, -(-1024 // samples))
+        per = min(check_int(betas_per_task, "betas_per_task", low=1), bs.size)
+        n_tasks = -(-bs.size // per)
+        groups = [list(range(j, bs.size, n_tasks)) for j in range(n_tasks)]
+        params = [
+            (
+                [float(bs[i]) for i in g],
+                [seeds[i] for i in g],
+                d,
+                n,
+                samples,
+                times,
+                dt,
+                delta,
+                normalization,
+                retire,
+                dtype,
+            )
+            for g in groups
+        ]
+        out = sweep(
+            _phase_block,
+            params,
+            seed=0,
+            executor=executor,
+            progress=progress,
+            desc=desc,
+        )
+        res = [None] * bs.size
+        system_steps = 0
+        for g, (stats, steps) in zip(groups, out):
+            system_steps += steps
+            for i, st in zip(g, stats):
+                res[i] = st
     prob = np.stack([r[0] for r in res])
     se = np.stack([r[1] for r in res])
-    return PhaseDiagram(bs, times, prob, se, d, n, samples, delta, qkv)
+    return PhaseDiagram(
+        bs, times, prob, se, d, n, samples, delta, qkv, system_steps, method
+    )
 
 
 # ------------------------------------------------------------------ Wendel
