@@ -14,6 +14,7 @@ import copy
 import csv
 import importlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -30,7 +31,10 @@ import coursework as cw  # noqa: E402
 
 sys.path.remove(str(ROOT / "book"))
 
-SLUGS = sorted(cw.master_paths())
+# COURSEWORK_ONLY=a1_modelling,a3_gaussian limits a run to some assignments (while
+# writing one); CI runs them all.
+_ONLY = {s for s in os.environ.get("COURSEWORK_ONLY", "").split(",") if s}
+SLUGS = sorted(s for s in cw.master_paths() if not _ONLY or s in _ONLY)
 JOBS = 2
 # Generous: a graded notebook takes 10-20 s; only the hanging one should reach it.
 RUN_TIMEOUT = 600
