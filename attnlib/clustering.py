@@ -403,6 +403,7 @@ def simulate_ensemble(
     reduce: bool = True,
     chunk: int = 128,
     progress: bool = False,
+    max_steps: int = MAX_STEPS,
 ) -> EnsembleResult:
     r"""Euler + retraction for an ensemble of ``B`` independent systems on the sphere.
 
@@ -445,6 +446,9 @@ def simulate_ensemble(
         depend on it).
     progress : bool
         ``tqdm.auto`` bar over the output times.
+    max_steps : int
+        Cap on the number of Euler steps; a ``TooManyStepsError`` (a ``ValueError``)
+        is raised before the first step if ``times`` and ``dt`` need more.
 
     Returns
     -------
@@ -475,6 +479,12 @@ def simulate_ensemble(
     check_choice(normalization, "normalization", ("sa", "usa"))
     t_arr = output_times(times)
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
+    check_steps(
+        planned_steps(t_arr, dt),
+        check_int(max_steps, "max_steps", low=1),
+        what="simulate_ensemble",
+        hint="increase dt or max_steps",
+    )
     Qm = _batched_matrix(Q, "Q", B, d)
     Km = _batched_matrix(K, "K", B, d)
     Vm = _batched_matrix(V, "V", B, d)

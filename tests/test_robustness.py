@@ -267,6 +267,19 @@ def test_mean_field_and_angle_simulation_are_capped():
         )
 
 
+def test_ensembles_and_phase_diagrams_are_capped():
+    from attnlib.clustering import phase_diagram, simulate_ensemble
+
+    X0 = al.sample_sphere(4, 3, rng=0, batch=2)
+    with time_limit(10), pytest.raises(TooManyStepsError, match="simulate_ensemble"):
+        simulate_ensemble(X0, beta=1.0, times=[0.0, 1.0], dt=1e-12)
+    with pytest.raises(TooManyStepsError, match="max_steps=5"):
+        simulate_ensemble(X0, beta=1.0, times=[0.0, 1.0], dt=0.1, max_steps=5)
+    assert simulate_ensemble(X0, beta=1.0, times=[0, 1], max_steps=10).n_steps == 10
+    with time_limit(10), pytest.raises(TooManyStepsError, match="phase_diagram"):
+        phase_diagram(4, betas=[1.0], samples=2, t_final=1.0, dt=1e-12, progress=False)
+
+
 # ---------------------------------------------------------------- log energies
 def test_clustering_energy_at_beta_1e3():
     X = sample_sphere(8, 3, rng=0, batch=2)
