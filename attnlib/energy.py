@@ -1,6 +1,6 @@
 r"""Interaction energies of particle configurations and measures, and their gradients.
 
-Normalisation (stated once, used everywhere; MATH.md §3, [GLPR] (3.5)):
+Normalisation (stated once, used everywhere; [GLPR] (3.5)):
 
 .. math::
 
@@ -128,7 +128,7 @@ def energy_gradient(X: np.ndarray, beta: float | np.ndarray) -> np.ndarray:
         \nabla_{x_i} E_\beta
         = \frac{1}{n^2}\sum_j e^{\beta\langle x_i,x_j\rangle} P_{x_i} x_j.
 
-    Equal to ``1/n`` times the USA velocity field (MATH.md §3).
+    Equal to ``1/n`` times the USA velocity field ([GLPR] §3.1).
 
     Returns
     -------
@@ -289,7 +289,7 @@ def energy_D(
 
     References
     ----------
-    [BKKRW] §3 (energy :math:`E_D`); MATH.md §3.
+    [BKKRW] §3 (energy :math:`E_D`).
     """
     X, D, w = _prepare_D(X, D, weights)
     if not isinstance(log, (bool, np.bool_)):
@@ -326,7 +326,8 @@ def energy_D_field(
 
     the field of the [BKKRW] ascent flow :math:`\dot x_i = +V_i` (descent:
     :math:`-V_i`).
-    With ``D = beta * I`` and uniform weights it is the USA velocity field.
+    With ``D = beta * I`` and uniform weights it is ``beta`` times the USA velocity
+    field.
 
     Returns
     -------

@@ -57,7 +57,7 @@ def equiangular_gamma(
 ) -> np.ndarray:
     r"""Solve the equiangular ODE and return :math:`\gamma` at ``times`` (shape (T,)).
 
-    Integrated with DOP853 at ``rtol=1e-12``. Reference values (MATH.md §7): SA,
+    Integrated with DOP853 at ``rtol=1e-12``. Reference values: SA,
     ``n=32``, ``beta=1``: 0.151849, 0.589773, 0.914207 at t = 1, 2, 3.
 
     Parameters

@@ -43,7 +43,7 @@ def project(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def retract(y: np.ndarray) -> np.ndarray:
     r"""Retraction onto the sphere: :math:`y \mapsto y / |y|` row by row.
 
-    This is what layer normalisation does (MATH.md §1). Raises ``ValueError`` on a
+    This is what layer normalisation does ([GLPR] §2). Raises ``ValueError`` on a
     zero row, which has no direction.
     """
     y = np.asarray(y)
@@ -96,7 +96,7 @@ def orthonormal_frame(
     """``n`` orthonormal vectors in R^d (``n <= d``), random if ``rng`` is given.
 
     Without ``rng`` the first ``n`` standard basis vectors are returned. This is the
-    initial datum of the equiangular reduction (MATH.md §4).
+    initial datum of the equiangular reduction ([GLPR] Thm 6.8).
     """
     n = check_int(n, "n", low=1)
     d = check_int(d, "d", low=1)

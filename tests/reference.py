@@ -1,7 +1,8 @@
 """Naive double-loop reference implementations of the attention variants.
 
-Written directly from the formulas of MATH.md §1–2, one entry at a time, with no
-vectorisation and no numerical tricks, for comparison with attnlib on small cases.
+Written directly from the formulas of [GLPR] (2.3) and of the attention variants of
+[CACP], one entry at a time, with no vectorisation and no numerical tricks, for
+comparison with attnlib on small cases.
 """
 
 import math

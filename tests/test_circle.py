@@ -90,7 +90,7 @@ def test_kernel_coefficients_reconstruct_kernels(beta):
 def test_bessel_modes_range_and_tails():
     Ks = [bessel_modes(b) for b in (1.0, 4.0, 16.0, 64.0)]
     assert Ks == sorted(Ks)
-    assert 12 <= Ks[0] <= 18 and 60 <= Ks[-1] <= 75  # MATH.md: K ~ 15-70
+    assert 12 <= Ks[0] <= 18 and 60 <= Ks[-1] <= 75  # K ~ 15-70 for beta = 1-64
     assert bessel_modes(16.0, tol=1e-8) < bessel_modes(16.0, tol=1e-16)
     fine = [bessel_modes(b) for b in np.linspace(0.5, 100, 200)]
     assert np.all(np.diff(fine) >= 0) and np.all(np.diff(fine) <= 3)

@@ -1,4 +1,4 @@
-"""Energy extremisers: the identities of MATH.md §3 and the [BKKRW] experiments."""
+"""Energy extremisers: the E_D identities of [BKKRW] and the [BKKRW] experiments."""
 
 from __future__ import annotations
 
@@ -250,7 +250,7 @@ def test_four_particle_law_fails_with_too_large_plain_euler_step():
 
 
 def test_fig2_single_cluster_window():
-    # MATH.md §7: single cluster for lam in [0.79, 1.18], two antipodal clusters
+    # [BKKRW] Fig 2: single cluster for lam in [0.79, 1.18], two antipodal clusters
     # for lam <= 0.4 or >= 1.4 (n = 100, ascent, tau = 0.1, 1500 steps)
     lams = np.array([0.3, 0.9, 1.0, 1.1, 1.5])
     runs = 5
