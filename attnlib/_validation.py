@@ -274,6 +274,8 @@ def exp_scale(
     >>> v = exp_scale(np.array([0.0, np.exp(-100.0)]), 800.0, what="x")  # e^800 = inf
     >>> v[0], bool(np.isclose(v[1], np.exp(700.0), rtol=1e-12))
     (np.float64(0.0), True)
+    >>> exp_scale(np.zeros(2), 1e300, what="x")  # zeros stay zero, at once
+    array([0., 0.])
     >>> exp_scale(np.array([1.0], dtype=np.float32), 100.0, what="the field")
     ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -295,6 +297,9 @@ def exp_scale(
             f"{what} exceeds the {dtype.name} range (largest value {size} > "
             f"e^{lim:.1f}); {hint}"
         )
+    # zero entries stay zero whatever the factor: leave them out of the factor, so
+    # that a huge log_scale (allowed where the value is 0) needs no more pieces
+    s = np.where(v == 0, 0.0, s)
     s_top = float(np.max(s)) if s.size else 0.0
     pieces = max(1, math.ceil(s_top / (log_max(np.float64) - 1.0)))
     factor = np.exp(s / pieces)

@@ -61,6 +61,7 @@ from .integrate import (
     METHODS,
     check_observables,
     output_times,
+    planned_steps,
     run_explicit,
 )
 
@@ -1246,6 +1247,13 @@ def mean_field(
     kb = np.arange(b.size) * b / 2.0
     lam_max = float(np.max(kb)) * (scale if normalization == "usa" else 1.0 / a[0])
     dt = min(dt, 0.1 / max(lam_max, 1e-300))
+    # steps are at most dt (the CFL bound can only shorten them): at least this many
+    check_steps(
+        planned_steps(times, dt),
+        max_steps,
+        what=f"mean_field (steps of at most dt = {dt:.3g} up to t = {times[-1]:g})",
+        hint="increase max_steps or dt, or use a smaller beta",
+    )
     ik = 1j * kk
     ik[M // 2] = 0.0  # Nyquist mode of a real derivative
 

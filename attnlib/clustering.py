@@ -48,6 +48,7 @@ from ._validation import (
     check_rng,
     check_steps,
     check_unit_norm,
+    exp_scale,
     log_max,
 )
 from .equiangular import equiangular_time_to
@@ -74,8 +75,6 @@ __all__ = [
     "in_hemisphere",
     "sweep",
 ]
-
-_MAX_EXP = 700.0
 
 
 # --------------------------------------------------------------------- observables
@@ -351,11 +350,12 @@ def _integrate(X, b, t_arr, dt, normalization, mats, obs, reduced, bar):
             if normalization == "sa":
                 F /= L.sum(axis=-1)[..., None]
             else:
-                if float(m.max()) > _MAX_EXP:
-                    raise ValueError(
-                        "USA weights exceed the float64 range for this beta; use SA"
-                    )
-                F *= np.exp(m) / n
+                F = exp_scale(
+                    F,
+                    m - math.log(n),
+                    what="the USA velocity",
+                    hint="use normalization='sa', a smaller beta or float64",
+                )
         F -= np.einsum("bij,bij->bi", F, Y)[..., None] * Y
         return F
 
@@ -490,10 +490,14 @@ def simulate_ensemble(
     Vm = _batched_matrix(V, "V", B, d)
     identity = Qm is None and Km is None and Vm is None
     obs = check_observables(observables)
-    if identity and normalization == "usa" and b.max() > _MAX_EXP:
-        raise ValueError(f"beta must be <= {_MAX_EXP:g} for USA (e^beta overflows)")
-
     dtype = X.dtype
+    if identity and normalization == "usa" and b.max() > log_max(dtype):
+        # the velocity is e^beta / n times a sum of n weights <= 1
+        raise ValueError(
+            f"beta must be <= {log_max(dtype):.1f} for USA in {dtype.name} "
+            f"(e^beta overflows), got {b.max():g}; use normalization='sa'"
+            + (" or float64" if dtype != np.float64 else "")
+        )
     chunk = check_int(chunk, "chunk", low=1)
     reduced = bool(reduce and identity and d > n)
     bar = None

@@ -12,6 +12,8 @@ From orthonormal initial data (``d >= n``) every pairwise inner product stays eq
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy.integrate import solve_ivp
 
@@ -25,9 +27,10 @@ def equiangular_rhs(gamma, *, beta: float, n: int, normalization: str = "sa"):
     r"""Right-hand side :math:`\dot\gamma` of the equiangular ODE (vectorised in gamma).
 
     The SA form is evaluated as
-    :math:`2(1-\gamma)((n-1)\gamma+1)/(e^{\beta(1-\gamma)} + n-1)`, which never
-    overflows. The USA rate carries :math:`e^{\beta\gamma}` and raises a
-    ``ValueError`` where it exceeds the float64 range.
+    :math:`2(1-\gamma)((n-1)\gamma+1)\,w/(1 + (n-1)w)` with
+    :math:`w = e^{-\beta(1-\gamma)} \le 1`, which never overflows. The USA rate
+    carries :math:`e^{\beta\gamma}` and raises a ``ValueError`` where it exceeds the
+    float64 range.
     """
     beta = check_real(beta, "beta", low=0.0)
     n = check_int(n, "n", low=1)
@@ -35,7 +38,8 @@ def equiangular_rhs(gamma, *, beta: float, n: int, normalization: str = "sa"):
     g = np.asarray(gamma, dtype=np.float64)
     core = 2.0 * (1.0 - g) * ((n - 1) * g + 1.0)
     if normalization == "sa":
-        return core / (np.exp(beta * (1.0 - g)) + (n - 1))
+        w = np.exp(-beta * (1.0 - g))
+        return core * w / (1.0 + (n - 1) * w)
     top = beta * float(np.max(g, initial=0.0))
     if top > log_max(np.float64):
         raise ValueError(
@@ -126,19 +130,30 @@ def equiangular_time_to(
     Computed as :math:`\int_0^{\text{level}} d\gamma / \dot\gamma`. Reference values
     (SA, ``n=32``, ``level=1-1e-3``): 5.186 (beta=0), 5.458 (2), 6.954 (4), 9.544 (5).
     """
-    from scipy.integrate import quad
+    from scipy.integrate import IntegrationWarning, quad
 
     level = check_real(level, "level", low=0.0)
     if level >= 1.0:
         raise ValueError(
             f"level must be < 1 (gamma tends to 1 only as t -> inf), got {level}"
         )
-    val, _ = quad(
-        lambda g: 1.0 / equiangular_rhs(g, beta=beta, n=n, normalization=normalization),
-        0.0,
-        level,
-        epsabs=1e-13,
-        epsrel=1e-12,
-        limit=200,
-    )
+    with np.errstate(divide="ignore", over="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", IntegrationWarning)
+        val, _ = quad(
+            lambda g: (
+                1.0 / equiangular_rhs(g, beta=beta, n=n, normalization=normalization)
+            ),
+            0.0,
+            level,
+            epsabs=1e-13,
+            epsrel=1e-12,
+            limit=200,
+        )
+    if not np.isfinite(val):
+        # SA starts at the rate 2 / (e^beta + n - 1): the time grows like e^beta
+        raise ValueError(
+            f"the time to reach gamma = {level:g} exceeds the float64 range at "
+            f"beta = {beta:g} (the SA rate at gamma = 0 is 2 / (e^beta + n - 1)); "
+            "use a smaller beta"
+        )
     return float(val)

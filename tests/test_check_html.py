@@ -121,3 +121,32 @@ def test_a_widget_writing_to_stderr_fails():
 def test_a_widget_without_output_area_needs_no_image():
     state = {"bar": {"model_name": "FloatProgressModel", "state": {}}}
     assert widget_failures(state, ["bar"], "ch") == []
+
+
+def test_a_page_with_fewer_images_than_the_notebook_fails(tmp_path):
+    """The page itself must carry every image output: a build whose kernel used a
+    non-inline backend, or whose images were not copied, shows fewer."""
+    import json
+
+    from .check_html import static_failures
+
+    sources, build = tmp_path / "book", tmp_path / "_build"
+    sources.mkdir()
+    (sources / "ch.md").write_text(
+        "---\nkernelspec:\n  display_name: Python 3\n  language: python\n"
+        "  name: python3\n---\n\n# Ch\n\n```{code-cell} ipython3\n"
+        "fig, ax = plt.subplots()\nplt.show()\n```\n"
+    )
+    executed = build / "jupyter_execute" / "book" / "ch.ipynb"
+    executed.parent.mkdir(parents=True)
+    executed.write_text(
+        json.dumps(_notebook(_cell("fig, ax = plt.subplots()\nplt.show()", _figure())))
+    )
+    page = tmp_path / "ch.html"
+    page.write_text("<html><body><p>no image here</p></body></html>")
+    failures, _ = static_failures(page, build, sources)
+    assert failures == ["ch.html: 0 images on the page for 1 image outputs"]
+    page.write_text(
+        '<html><body><img alt="" src="../_images/ch_1_0.png" /></body></html>'
+    )
+    assert static_failures(page, build, sources)[0] == []

@@ -267,6 +267,49 @@ def test_mean_field_and_angle_simulation_are_capped():
         )
 
 
+def test_exp_scale_of_zeros_is_immediate_for_any_scale():
+    # zero values allow any factor; the pieces of the factor must not depend on it
+    with time_limit(5):
+        assert np.all(exp_scale(np.zeros(3), 1e300, what="x") == 0)
+        X = np.tile([1.0, 0.0, 0.0], (4, 1))  # identical tokens: the field is 0
+        for beta in (1e12, 1e300):
+            assert np.all(al.energy_gradient(X, beta) == 0)
+        assert np.all(al.energy_D_field(X, 1e12 * np.eye(3)) == 0)
+        V0 = np.zeros((3, 3))
+        assert np.all(Model(beta=1e12, normalization="usa", V=V0).velocity(X) == 0)
+
+
+@pytest.mark.parametrize("Q", [None, np.eye(3)])
+def test_float32_usa_ensemble_names_its_range(Q):
+    from attnlib.clustering import simulate_ensemble
+
+    X0 = al.sample_sphere(8, 3, rng=0, batch=2, dtype=np.float32)
+    kw = dict(times=[0.0, 0.01], dt=1e-3, normalization="usa", Q=Q)
+    with pytest.raises(ValueError, match="float32"):
+        simulate_ensemble(X0, beta=95.0, **kw)
+    # below the limit the velocity (about e^80 / n) is finite: one step of 1e-36
+    kw.update(times=[0.0, 1e-36], dt=1e-36)
+    r = simulate_ensemble(X0, beta=80.0, **kw)
+    assert r.final.dtype == np.float32 and np.all(np.isfinite(r.final))
+    assert r.n_steps == 1 and not np.array_equal(r.final, X0)
+
+
+def test_equiangular_at_huge_beta_is_silent_or_raises():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rate = al.equiangular_rhs(np.array([0.0, 0.5, 1.0]), beta=800.0, n=4)
+    assert rate[0] == 0 and rate[-1] == 0 and np.all(np.isfinite(rate))
+    with pytest.raises(ValueError, match="exceeds the float64 range"):
+        al.equiangular_time_to(0.5, beta=1e3, n=4)
+    assert np.isfinite(al.equiangular_time_to(0.5, beta=300.0, n=4))
+
+
+def test_mean_field_refuses_a_run_it_cannot_finish_at_once():
+    rho = lambda t: np.ones_like(t) / (2 * np.pi)  # noqa: E731
+    with time_limit(5), pytest.raises(TooManyStepsError, match="needs 2e\\+07 steps"):
+        cir.mean_field(rho, 1.0, times=[0.0, 1e6], normalization="sa", dt=0.05)
+
+
 def test_ensembles_and_phase_diagrams_are_capped():
     from attnlib.clustering import phase_diagram, simulate_ensemble
 
