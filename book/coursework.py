@@ -474,8 +474,29 @@ def build(
 # --------------------------------------------------------------------------- pages
 
 
-def _page(slug: str, built: Path) -> str:
-    """MyST page of one assignment: its questions, stubs and a download link."""
+LINK = re.compile(r"(\[[^\]]*\])\(([^)\s]+)\)")
+
+
+def _relink(markdown: str, page_dir: Path) -> str:
+    """Relative links of a master (to ``../circle.md``, say) as seen from the page."""
+
+    def fix(m: re.Match) -> str:
+        target = m.group(2)
+        if re.match(r"^([a-z][a-z0-9+.-]*:|#|/)", target, re.I):
+            return m.group(0)  # a URL, an anchor or a path from the source root
+        path, sep, anchor = target.partition("#")
+        new = os.path.relpath((MASTERS / path).resolve(), page_dir.resolve())
+        return f"{m.group(1)}({Path(new).as_posix()}{sep}{anchor})"
+
+    return LINK.sub(fix, markdown)
+
+
+def _page(slug: str, built: Path, page_dir: Path = GENERATED / "assignments") -> str:
+    """MyST page of one assignment: its questions, stubs and a download link.
+
+    ``page_dir`` is where the page is written: relative links of the master are
+    rewritten to point from there to the same files.
+    """
     info = json.loads((built / "questions.json").read_text())
     nb = json.loads((built / "student" / f"{slug}.ipynb").read_text())
     lines: list[str] = []
@@ -500,7 +521,7 @@ def _page(slug: str, built: Path) -> str:
                 src = src[m.end() :].strip()
                 title_done = True
         if src:
-            body += [src, ""]
+            body += [_relink(src, page_dir), ""]
     if not title_done:
         lines += [f"# {info['title']}", ""]
     total = _fmt(info["points"])
@@ -539,7 +560,7 @@ def pages(build_root: Path = BUILD, dest: Path = GENERATED) -> list[Path]:
         page = dest / "assignments" / f"{slug}.md"
         nb = dest / "notebooks" / f"{slug}.ipynb"
         keep.update({page, nb})
-        if _write_if_changed(page, _page(slug, built)):
+        if _write_if_changed(page, _page(slug, built, page.parent)):
             written.append(page)
         _write_if_changed(nb, (built / "student" / f"{slug}.ipynb").read_bytes())
     parts = []

@@ -289,6 +289,19 @@ def test_assignment_page(built, slug):
     for q in _info(built, slug)["questions"]:
         assert f"`{q['name']}`" in page
     assert "otter.Notebook" not in page and "```python\ngrader.check(" not in page
+    # relative links of the master (to a chapter, say) still resolve from the page
+    for _, target in cw.LINK.findall(page):
+        if not re.match(r"^([a-z][a-z0-9+.-]*:|#|/)", target, re.I):
+            path = cw.GENERATED / "assignments" / target.partition("#")[0]
+            assert path.resolve().exists(), f"{slug}: broken link {target}"
+
+
+def test_relink_points_from_the_page_to_the_same_file():
+    page_dir = cw.GENERATED / "assignments"
+    text = "[C](../circle.md#modes), [W](https://x.org/a.md), [A](#q1)"
+    out = cw._relink(text, page_dir)
+    assert out == "[C](../../../circle.md#modes), [W](https://x.org/a.md), [A](#q1)"
+    assert (page_dir / "../../../circle.md").resolve() == cw.ROOT / "book" / "circle.md"
 
 
 # ---------------------------------------------------------------- make grade
