@@ -15,19 +15,26 @@ benchmarks/out/.
     python benchmarks/phase_diagram.py --scheduler tcp://host:8786   # existing cluster
 
 Where the time goes (one worker, profiled with cProfile and by timing each operation
-of the step): for d > n the systems are integrated in the n-dimensional span of
-their tokens, so a system-step is two batched 32 x 33 x 32 matrix products (the Gram
-matrix, and the weights times the tokens with a column of ones that gives the row
-sums), n^2 = 1024 exponentials, a transposed copy and about five passes over the
-1056 numbers of the state. Per system-step that is 1024 exponentials and
-2 x 2 x 32 x 33 x 32 = 135 168 flops. Measured here (AMD EPYC, AVX-512, numpy 2.4 with
-OpenBLAS, one thread, quiet machine): exp at 1.0 ns per float64 element, batched
-32 x 33 x 32 products at about 50 GFLOP/s, so the floor is about 1.0 + 2.7 = 3.7 us
-per system-step and core, 51 s for the 27.6 million system-steps on two cores; the
-kernel takes about 5 us (the passes over the state and Python's per-call overhead
-make the difference). The run prints these figures as measured on the machine it
-runs on. Retiring the systems whose pairs are all within delta (exact, see
-``attnlib.clustering._pair_fractions``) removes about half of the system-steps.
+of the step on a quiet machine): for d > n the systems are integrated in the
+n-dimensional span of their tokens, so a system-step is two batched 32 x 33 x 32
+matrix products (the Gram matrix, and the weights times the tokens with a column of
+ones that gives the row sums), n^2 = 1024 exponentials, a transposed copy and five
+passes over the 1056 numbers of the state. Per system-step that is 1024
+exponentials and 2 x 2 x 32 x 33 x 32 = 135 168 flops. Measured here (AMD EPYC with
+AVX-512, numpy 2.4 with OpenBLAS, one thread): exp at 0.8 ns per float64 element and
+the batched products at about 51 GFLOP/s, so the floor is 0.8 + 2.7 = 3.5 us per
+system-step and core: 48 s for the 27.6 million system-steps on two cores. The
+kernel takes 6.7 us (products 2.8 us, exp 0.9 us, the transposed copy 0.4 us, the
+elementwise passes 2.2 us: each pass over rows of 33 numbers costs an inner-loop
+call per row, and Python's per-call overhead adds the rest). What brings the run
+below the floor is doing fewer system-steps: a system whose pairs are all within
+delta is retired (exact, by the lemma in ``attnlib.clustering._pair_fractions``),
+which leaves 13.3 of the 27.6 million system-steps. Measured on this machine: 51 s
+(float64, the default), 31 s with ``--float32``, 142 s for the previous method
+(extrapolated from 64 samples per beta in the same run), 55 s on a Dask
+LocalCluster of two processes. Exponentiating only one triangle of the symmetric
+kernel (gather, exp, scatter) cost 4.9 us per system against 0.8 us for the full
+exp, so the kernel does not do it.
 """
 
 from __future__ import annotations
@@ -186,7 +193,9 @@ def main(argv=None) -> dict:
         f"per-core floor: {fl['exps']} exp x {fl['exp_ns']:.2f} ns + "
         f"{fl['flops']} flops at {fl['gflops']:.0f} GFLOP/s = {fl['us']:.2f} us per "
         f"system-step; {systems * steps * fl['us'] * 1e-6 / workers:.0f} s for "
-        f"{systems * steps:,} system-steps on {workers} cores"
+        f"{systems * steps:,} system-steps on {workers} cores, "
+        f"{pd.system_steps * fl['us'] * 1e-6 / workers:.0f} s for the "
+        f"{pd.system_steps:,} integrated"
     )
     per_step = wall * workers / (systems * steps) * 1e6
     print(
