@@ -474,7 +474,8 @@ def build(
 # --------------------------------------------------------------------------- pages
 
 
-LINK = re.compile(r"(\[[^\]]*\])\(([^)\s]+)\)")
+# a Markdown link to a file (not [a, b](x) in a formula)
+LINK = re.compile(r"(\[[^\]]*\])\(([^)\s]+\.(?:md|ipynb|png|svg|pdf)(?:#[^)\s]*)?)\)")
 
 
 def _relink(markdown: str, page_dir: Path) -> str:
