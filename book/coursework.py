@@ -944,9 +944,17 @@ def strip_solutions(text: str) -> str:
     return "".join(out)
 
 
-def _attnlib_hash() -> str:
+def _execution_hash() -> str:
+    """Digest of what the chapters' outputs depend on besides their code: attnlib,
+    the pinned environment, the Makefile and this script (which sets the kernels'
+    environment), as for the Makefile's execution-cache stamp of the main book."""
     h = hashlib.sha256()
-    for p in sorted((ROOT / "attnlib").rglob("*.py")):
+    files = sorted((ROOT / "attnlib").rglob("*.py")) + [
+        ROOT / name
+        for name in ("requirements.txt", "pyproject.toml", "Makefile")
+        if (ROOT / name).exists()
+    ]
+    for p in files + [Path(__file__).resolve()]:
         h.update(str(p.relative_to(ROOT)).encode())
         h.update(p.read_bytes())
     return h.hexdigest()
@@ -1010,15 +1018,19 @@ def student(out: Path = STUDENT) -> Path:
     src = out / "src"
     src.mkdir(parents=True, exist_ok=True)
     student_sources(src)
-    stamp = out / ".attnlib-hash"
-    digest = _attnlib_hash()
+    stamp = out / ".execution-hash"
+    digest = _execution_hash()
     if not stamp.exists() or stamp.read_text() != digest:
         for sub in (".jupyter_cache", ".doctrees", "jupyter_execute"):
             shutil.rmtree(src / "_build" / sub, ignore_errors=True)
     jb = Path(sys.executable).parent / "jupyter-book"
+    # the chapters' kernels must use the inline backend to show their figures, as
+    # in `make book` (with Agg a figure is only "<Figure ...>" text)
+    env = _env()
+    env.pop("MPLBACKEND")
     r = subprocess.run(
         [str(jb), "build", str(src), "-W", "-n", "--keep-going"],
-        env=_env(),
+        env=env,
         check=False,
     )
     if r.returncode != 0:

@@ -295,15 +295,25 @@ def _dom(chromium: str, page: Path) -> str:
         ).stdout
 
 
+def sources_and_build(root: Path) -> tuple[Path, Path]:
+    """The chapters' sources and the build folder (with the execution cache) of the
+    HTML tree ``root``: ``book/`` and ``_build/`` for ``_build/html``, and the
+    mirrored sources of the student edition for ``_build/student/html``."""
+    src = root.parent / "src"
+    if (src / "book").is_dir() and (src / "_build").is_dir():
+        return src / "book", src / "_build"
+    return Path(__file__).resolve().parents[1] / "book", root.parent
+
+
 def main(root: Path) -> int:
     pages = sorted(root.glob("book/*.html"))
     if not pages:
         print(f"no chapter pages under {root}/book")
         return 1
-    sources = Path(__file__).resolve().parents[1] / "book"
+    sources, build = sources_and_build(root)
     failures, expected_img = [], {}
     for page in pages:
-        page_fail, expected_img[page] = static_failures(page, root.parent, sources)
+        page_fail, expected_img[page] = static_failures(page, build, sources)
         failures += page_fail
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:

@@ -150,3 +150,19 @@ def test_a_page_with_fewer_images_than_the_notebook_fails(tmp_path):
         '<html><body><img alt="" src="../_images/ch_1_0.png" /></body></html>'
     )
     assert static_failures(page, build, sources)[0] == []
+
+
+def test_the_student_edition_is_checked_against_its_own_sources(tmp_path):
+    from .check_html import sources_and_build
+
+    main_html = tmp_path / "_build" / "html"
+    main_html.mkdir(parents=True)
+    student = tmp_path / "_build" / "student"
+    for sub in ("html", "src/book", "src/_build"):
+        (student / sub).mkdir(parents=True)
+    assert sources_and_build(student / "html") == (
+        student / "src" / "book",
+        student / "src" / "_build",
+    )
+    sources, build = sources_and_build(main_html)
+    assert build == tmp_path / "_build" and sources.name == "book"

@@ -467,6 +467,24 @@ def test_student_edition_sources(tmp_path):
     assert (tmp_path / "book" / "_vendor").exists() == (ROOT / "book/_vendor").exists()
 
 
+def test_student_edition_kernels_show_figures(tmp_path, monkeypatch):
+    """The student edition is built without MPLBACKEND, as `make book` is: with Agg
+    the kernels would print "<Figure ...>" instead of showing the figures."""
+    seen = {}
+
+    def fake_run(cmd, env=None, **kw):
+        seen["cmd"], seen["env"] = cmd, env
+        return subprocess.CompletedProcess(cmd, 1)
+
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setattr(cw.subprocess, "run", fake_run)
+    with pytest.raises(cw.CourseworkError, match="student edition"):
+        cw.student(out=tmp_path)
+    assert "build" in seen["cmd"] and "-W" in seen["cmd"]
+    assert "MPLBACKEND" not in seen["env"]
+    assert str(cw.ROOT) in seen["env"]["PYTHONPATH"]
+
+
 def test_coursework_script_is_ruff_clean():
     exe = shutil.which("ruff", path=str(Path(sys.executable).parent)) or "ruff"
     for args in (["check"], ["format", "--check"]):
