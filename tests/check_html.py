@@ -26,10 +26,11 @@ of the chapters are read from the execution cache next to the HTML directory
    there (the figure for the default values), and no output, in a cell or in a
    snapshot, writes to stderr or holds an error (the build's ``stderr_output``
    setting sees the cells only, not the output areas of widgets).
-4. Every chapter page, opened in headless Chromium with no network, typesets its
-   mathematics with MathJax (``mjx-container`` elements, no ``merror``), renders the
-   snapshots of its saved widgets with their images (at least as many ``<img>`` in
-   the rendered page as in its HTML plus its snapshots), and shows no traceback.
+4. Every chapter page and every page of the Coursework part, opened in headless
+   Chromium with no network, typesets its mathematics with MathJax
+   (``mjx-container`` elements, no ``merror``), renders the snapshots of its saved
+   widgets with their images (at least as many ``<img>`` in the rendered page as in
+   its HTML plus its snapshots), and shows no traceback.
 
 Points 2 and 3 on a notebook are :func:`notebook_failures`, also used by the test
 that executes the chapters.
@@ -306,7 +307,10 @@ def sources_and_build(root: Path) -> tuple[Path, Path]:
 
 
 def main(root: Path) -> int:
-    pages = sorted(root.glob("book/*.html"))
+    # the chapters, then the assignment pages and the guide of the Coursework part
+    pages = sorted(root.glob("book/*.html")) + sorted(
+        root.glob("book/coursework/**/*.html")
+    )
     if not pages:
         print(f"no chapter pages under {root}/book")
         return 1
