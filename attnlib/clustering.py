@@ -626,7 +626,7 @@ def _retire_margin(dtype: Any) -> float:
 
 
 def _pair_fractions(
-    X0: np.ndarray,
+    Y0: np.ndarray,
     beta: np.ndarray,
     t_arr: np.ndarray,
     dt: float,
@@ -644,8 +644,8 @@ def _pair_fractions(
     :math:`Q = K = V = I`, with the same steps and the same states up to rounding,
     arranged for speed (see ``benchmarks/phase_diagram.py``):
 
-    * the span reduction (module docstring) when ``d > n``: rows ``y_i`` of length
-      ``k = min(n, d)``;
+    * the tokens come in coordinates of their span when ``d > n`` (module
+      docstring; :func:`_initial_tokens`): rows ``y_i`` of length ``k = min(n, d)``;
     * the rows are stored scaled, :math:`s\,y_i` with :math:`s = \sqrt\beta`, next to
       a column of ones: ``Yx = [s Y, 1]`` of shape ``(n, k + 1)``. One product
       ``Yx Yx^T`` is then :math:`\beta G + 1` (no pass to scale by ``beta``); its
@@ -685,8 +685,9 @@ def _pair_fractions(
 
     Parameters
     ----------
-    X0 : ndarray, shape (B, n, d)
-        Unit vectors, float32 or float64 (the computation keeps the dtype).
+    Y0 : ndarray, shape (B, n, k)
+        Unit rows: the tokens, or their coordinates in a basis of their span;
+        float32 or float64 (the computation keeps the dtype).
     beta : ndarray, shape (B,)
     t_arr : ndarray, shape (T,)
     dt, delta : float
@@ -695,14 +696,8 @@ def _pair_fractions(
     chunk : int
         Members integrated together; the result does not depend on it.
     """
-    B, n, d = X0.shape
-    dtype = X0.dtype
-    if d > n:
-        U, _ = np.linalg.qr(_tr(X0))  # (B, d, n): orthonormal basis of the span
-        Y0 = X0 @ U
-    else:
-        Y0 = X0
-    k = Y0.shape[-1]
+    B, n, k = Y0.shape
+    dtype = Y0.dtype
     eps = np.finfo(dtype).eps
     b_eff = np.maximum(beta.astype(dtype), eps * eps)  # (B,)
     s = np.sqrt(b_eff)
