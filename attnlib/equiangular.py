@@ -104,7 +104,9 @@ def equiangular_gamma(
             n_eval // 12,
             max_steps,
             what=f"equiangular_gamma ({normalization.upper()}, beta={beta:g})",
-            hint="increase max_steps, or use normalization='sa' or a smaller beta",
+            hint="increase max_steps, or use "
+            + ("normalization='sa' or " if normalization == "usa" else "")
+            + "a smaller beta",
         )
         return equiangular_rhs(g, beta=beta, n=n, normalization=normalization)
 
