@@ -4,7 +4,9 @@ Generic over the masters in ``book/assignments/``. Each assignment is built once
 test run (into a temporary folder) and every notebook is graded with ``otter run``
 through ``book/coursework.py``, two at a time: the solution (full marks), the
 unmodified student notebook (zero) and every wrong submission of
-``tests/assignments/<slug>.py`` (exactly the declared scores).
+``tests/assignments/<slug>.py`` (exactly the declared scores; mistakes that affect
+different questions are made together in one notebook, as a student may make them,
+which halves the number of notebooks to grade).
 """
 
 from __future__ import annotations
@@ -57,9 +59,8 @@ def _mistake_id(case):
     return f"{slug}-{_mistakes(slug)[i]['name']}"
 
 
-def apply_mistake(solution: Path, mistake: dict, dest: Path) -> Path:
-    """Write the solution notebook with the mistake's replacements in its code."""
-    nb = json.loads(solution.read_text())
+def _apply(nb: dict, mistake: dict) -> None:
+    """Make the mistake's replacements in the code cells of ``nb`` (in place)."""
     for old, new in mistake["replace"]:
         hits = [
             c
@@ -74,8 +75,48 @@ def apply_mistake(solution: Path, mistake: dict, dest: Path) -> Path:
             )
         src = "".join(hits[0]["source"]).replace(old, new)
         hits[0]["source"] = src.splitlines(keepends=True)
+
+
+def apply_mistake(solution: Path, mistake: dict, dest: Path) -> Path:
+    """Write the solution notebook with the mistake's replacements in its code."""
+    return apply_mistakes(solution, [mistake], dest)
+
+
+def apply_mistakes(solution: Path, mistakes: list[dict], dest: Path) -> Path:
+    """Write the solution notebook with the replacements of several mistakes."""
+    nb = json.loads(solution.read_text())
+    for mistake in mistakes:
+        _apply(nb, mistake)
     dest.write_text(json.dumps(nb))
     return dest
+
+
+def mistake_groups(solution: Path, mistakes: list[dict]) -> list[list[int]]:
+    """The wrong submissions to grade: mistakes packed into notebooks.
+
+    A student may make several mistakes at once, and grading a notebook costs about
+    15 s, so mistakes that affect disjoint sets of questions (and whose replacements
+    apply together) are made in one notebook: each question of it is then affected
+    by at most one mistake and must score what that mistake declares. The first
+    mistake stays alone (``test_grade_folder`` regrades it and compares).
+    """
+    groups: list[list[int]] = []
+    for i, mistake in enumerate(mistakes):
+        qs = set(mistake["scores"])
+        for g in groups[1:] if i else []:
+            if qs & {q for j in g for q in mistakes[j]["scores"]}:
+                continue
+            try:
+                nb = json.loads(solution.read_text())
+                for j in [*g, i]:
+                    _apply(nb, mistakes[j])
+            except AssertionError:
+                continue
+            g.append(i)
+            break
+        else:
+            groups.append([i])
+    return groups
 
 
 @pytest.fixture(scope="session")
@@ -97,13 +138,19 @@ def runs(built, tmp_path_factory) -> dict:
         jobs.append(
             ((slug, "student"), slug, built / slug / "student" / f"{slug}.ipynb")
         )
-        for i, mistake in enumerate(_mistakes(slug)):
+        mistakes = _mistakes(slug)
+        for group in mistake_groups(sol, mistakes):
+            for i in group:
+                results[("members", slug, i)] = group
+            name = "-".join(map(str, group))
             try:
-                path = apply_mistake(sol, mistake, work / f"{slug}-mistake{i}.ipynb")
+                path = apply_mistakes(
+                    sol, [mistakes[i] for i in group], work / f"{slug}-m{name}.ipynb"
+                )
             except AssertionError as exc:
-                results[(slug, i)] = exc
+                results.update({(slug, i): exc for i in group})
                 continue
-            jobs.append(((slug, i), slug, path))
+            jobs.append(((slug, tuple(group)), slug, path))
 
     def run(job):
         key, slug, path = job
@@ -111,7 +158,11 @@ def runs(built, tmp_path_factory) -> dict:
         return key, cw.grade_one(path, zip_path, slug, RUN_TIMEOUT, None)
 
     with concurrent.futures.ThreadPoolExecutor(JOBS) as pool:
-        results.update(dict(pool.map(run, jobs)))
+        for key, grade in pool.map(run, jobs):
+            if isinstance(key[1], tuple):  # a wrong submission: one entry a mistake
+                results.update({(key[0], i): grade for i in key[1]})
+            else:
+                results[key] = grade
     return results
 
 
@@ -208,14 +259,21 @@ def test_mistake_loses_exactly_its_points(runs, built, case):
     g = runs[case]
     if isinstance(g, Exception):
         raise g
-    mistake = _mistakes(slug)[i]
+    mistakes = _mistakes(slug)
+    mistake = mistakes[i]
     full = _autograded(built, slug)
     unknown = set(mistake["scores"]) - set(full)
     assert not unknown, f"scores for unknown questions {unknown}"
-    expected = {**full, **{k: float(v) for k, v in mistake["scores"].items()}}
+    own = {**full, **{k: float(v) for k, v in mistake["scores"].items()}}
+    assert sum(own.values()) < sum(full.values()), "a mistake must cost points"
+    # graded in one notebook with mistakes that affect other questions
+    group = runs[("members", slug, i)]
+    expected = dict(full)
+    for j in group:
+        expected.update({k: float(v) for k, v in mistakes[j]["scores"].items()})
     assert g.status == "graded", g.reason
-    assert g.scores == expected, mistake["name"]
-    assert sum(expected.values()) < sum(full.values()), "a mistake must cost points"
+    names = " + ".join(repr(mistakes[j]["name"]) for j in group)
+    assert g.scores == expected, names
 
 
 # ---------------------------------------------------------------- what students see
