@@ -304,6 +304,13 @@ def _tr(M):
     return np.swapaxes(M, -1, -2)
 
 
+def _span_coordinates(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Coordinates ``Y`` (B, n, n) of tokens ``X`` (B, n, d), d > n, in an
+    orthonormal basis ``U`` (B, d, n) of their span: ``X = Y U^T``."""
+    U, _ = np.linalg.qr(_tr(X))
+    return X @ U, U
+
+
 def _integrate(X, b, t_arr, dt, normalization, mats, obs, reduced, bar):
     """Euler + retraction of one chunk ``(b, n, d)``: (observables, final, steps)."""
     B, n, d = X.shape
@@ -311,8 +318,7 @@ def _integrate(X, b, t_arr, dt, normalization, mats, obs, reduced, bar):
     Qm, Km, Vm = mats
     identity = Qm is None and Km is None and Vm is None
     if reduced:
-        U, _ = np.linalg.qr(_tr(X))  # (B, d, n): orthonormal basis of the span
-        Y = X @ U  # (B, n, n)
+        Y, U = _span_coordinates(X)
     else:
         U = None
         Y = X.copy()
@@ -707,6 +713,7 @@ def _pair_fractions(
     usa = normalization == "usa"
     if usa:
         usa_sum = dtype.type(np.e * n)
+    fraction = PairFraction(delta)
     threshold = 1.0 - delta
     can_retire = np.zeros(B, dtype=bool)
     if retire and threshold >= 0:
@@ -766,8 +773,7 @@ def _pair_fractions(
             raise FloatingPointError(
                 f"the ensemble became non-finite before t={tk:g}; reduce dt"
             )
-        close = (G >= threshold).sum(axis=(-1, -2)) - n  # off-diagonal pairs x 2
-        p[ti, active] = close / (n * (n - 1))
+        p[ti, active] = fraction(G)
         if ti + 1 < T:
             done = can_retire[active] & (
                 G.min(axis=(-1, -2)) >= threshold + _retire_margin(dtype)
@@ -909,12 +915,6 @@ def _phase_task(
     return _phase_stats(r.observables["p"], samples)
 
 
-def _span_coordinates(X: np.ndarray) -> np.ndarray:
-    """Coordinates (B, n, n) of tokens (B, n, d), d > n, in a basis of their span."""
-    U, _ = np.linalg.qr(_tr(X))
-    return X @ U
-
-
 def _initial_tokens(seed: Any, n: int, d: int, samples: int) -> np.ndarray:
     """The tokens of one beta: the draw of :func:`sample_sphere`, in span coordinates.
 
@@ -935,7 +935,7 @@ def _initial_tokens(seed: Any, n: int, d: int, samples: int) -> np.ndarray:
     try:
         return np.linalg.cholesky(G)
     except np.linalg.LinAlgError:  # numerically singular: factor the rows instead
-        return _span_coordinates(retract(Z))
+        return _span_coordinates(retract(Z))[0]
 
 
 def _phase_block(params: tuple, _seed: Any = None) -> list[tuple]:
