@@ -476,6 +476,8 @@ def build(
 
 # a Markdown link to a file (not [a, b](x) in a formula)
 LINK = re.compile(r"(\[[^\]]*\])\(([^)\s]+\.(?:md|ipynb|png|svg|pdf)(?:#[^)\s]*)?)\)")
+# a link target that is not relative to the master: a URL, an anchor, a root path
+NOT_RELATIVE = re.compile(r"^([a-z][a-z0-9+.-]*:|#|/)", re.I)
 
 
 def _relink(markdown: str, page_dir: Path) -> str:
@@ -483,8 +485,8 @@ def _relink(markdown: str, page_dir: Path) -> str:
 
     def fix(m: re.Match) -> str:
         target = m.group(2)
-        if re.match(r"^([a-z][a-z0-9+.-]*:|#|/)", target, re.I):
-            return m.group(0)  # a URL, an anchor or a path from the source root
+        if NOT_RELATIVE.match(target):
+            return m.group(0)
         path, sep, anchor = target.partition("#")
         new = os.path.relpath((MASTERS / path).resolve(), page_dir.resolve())
         return f"{m.group(1)}({Path(new).as_posix()}{sep}{anchor})"

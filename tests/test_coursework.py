@@ -355,7 +355,7 @@ def test_assignment_page(built, slug):
     assert "otter.Notebook" not in page and "```python\ngrader.check(" not in page
     # relative links of the master (to a chapter, say) still resolve from the page
     for _, target in cw.LINK.findall(page):
-        if not re.match(r"^([a-z][a-z0-9+.-]*:|#|/)", target, re.I):
+        if not cw.NOT_RELATIVE.match(target):
             path = cw.GENERATED / "assignments" / target.partition("#")[0]
             assert path.resolve().exists(), f"{slug}: broken link {target}"
     assert "](../" not in page.replace("](../../../", ""), "a link left unrewritten"
