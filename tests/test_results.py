@@ -16,12 +16,12 @@ is executed. A *result* is a ``prf:theorem``, ``prf:lemma``, ``prf:proposition``
     ``CHECKED_ELSEWHERE`` with the place; that list must stay exact, and the list of
     results must link those cells;
 (c) every result is listed in ``book/results.md`` under its chapter, in the order of
-    the chapter, and every row there is a result; every status agrees with the
-    chapter (``proved`` and ``proved in part`` need a proof block, ``sketched`` too,
-    ``cited`` a citation paragraph and no proof, ``heuristic`` a heuristic), a
-    ``proved`` result's proof contains no sketch, and the table of counts agrees with
-    the rows; every "Checked by" link goes to a target placed directly before a
-    code cell that asserts, and every such target of the chapters is linked;
+    the chapter, with its title, and every row there is a result; every status
+    agrees with the chapter (``proved`` and ``proved in part`` need a proof block,
+    ``sketched`` too, ``cited`` a citation paragraph and no proof, ``heuristic`` a
+    heuristic), a ``proved`` result's proof contains no sketch, and the table of
+    counts agrees with the rows; every "Checked by" link goes to a target placed
+    directly before a code cell that asserts, and every such target is linked;
 (d) at least 20 results are proved in full.
 
 The parser reads MyST fences of backticks or colons of any length (a fence closes on
@@ -45,13 +45,6 @@ BOOK = ROOT / "book"
 RESULTS_PAGE = BOOK / "results.md"
 
 RESULT_KINDS = ("theorem", "lemma", "proposition", "corollary", "conjecture")
-KIND_NAMES = {
-    "theorem": "Theorem",
-    "lemma": "Lemma",
-    "proposition": "Proposition",
-    "corollary": "Corollary",
-    "conjecture": "Heuristic",
-}
 STATUSES = ("proved in part", "proved", "sketched", "cited", "heuristic")
 NOT_ENTERED = {"code-cell", "code", "code-block", "math", "raw", "literalinclude"}
 
@@ -213,6 +206,11 @@ def parse_blocks(text: str, offset: int = 0, depth: int = 0) -> list[Block]:
     return blocks
 
 
+def short_title(title: str) -> str:
+    """A result's title without a trailing parenthesis that cites its source."""
+    return re.sub(r"\s*\([^()]*\{cite\}[^()]*\)\s*$", "", title)
+
+
 def is_result(b: Block) -> bool:
     if b.kind != "fence" or not b.name.startswith("prf:"):
         return False
@@ -325,7 +323,7 @@ def check_targets(chapter: str) -> dict[str, bool]:
 class Row:
     section: int  # chapter number of the section the row is in
     label: str
-    kind: str
+    statement: str
     status: str
     status_cell: str
     checks: list[str]
@@ -494,7 +492,7 @@ def test_every_result_is_listed_in_order_and_nothing_else():
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.label)
 def test_status_agrees_with_the_chapter(row):
     result = next(r for r in ALL_RESULTS if r.label == row.label)
-    assert row.kind == KIND_NAMES[result.kind], row
+    assert row.statement == short_title(result.title), row
     assert row.status, f"results.md:{row.line}: unknown status {row.status_cell!r}"
     if row.status == "heuristic":
         assert result.kind == "conjecture"
