@@ -60,6 +60,7 @@ __all__ = [
     "logits",
     "attention_weights",
     "aggregate",
+    "causal_mask",
     "softmax_field",
     "measure_field",
     "symmetric_field",
@@ -276,7 +277,20 @@ def _values(X: np.ndarray, V: np.ndarray | None) -> np.ndarray:
     return X if V is None else X @ _tr(V)
 
 
-def _causal(rows: slice, n: int) -> np.ndarray:
+def causal_mask(rows: slice, n: int) -> np.ndarray:
+    """Causal mask of the query rows ``rows``: key ``j`` is kept when ``j <= i``.
+
+    Parameters
+    ----------
+    rows : slice
+        Query rows, within ``range(n)``.
+    n : int
+        Number of tokens.
+
+    Returns
+    -------
+    ndarray of bool, shape (r, n)
+    """
     r = np.arange(n)[rows]
     return np.arange(n)[None, :] <= r[:, None]
 
@@ -292,7 +306,7 @@ def _rows(
         L = logits(X[..., rows, :], beta, A, Y=X)
     if bias is not None:
         L = L + (bias(rows, n) if callable(bias) else bias)
-    keep = _causal(rows, n) if mask == "causal" else None
+    keep = causal_mask(rows, n) if mask == "causal" else None
     W, log_scale = attention_weights(L, normalization, kind=kind, keep=keep, n=n)
     return aggregate(W, XV, log_scale, dtype=dtype, what=what)
 

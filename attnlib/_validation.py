@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "NORMALIZATIONS",
     "as_states",
     "as_matrix",
     "as_beta",
@@ -20,6 +21,7 @@ __all__ = [
     "check_real",
     "check_unit_norm",
     "check_choice",
+    "check_bool",
     "check_rng",
     "log_max",
     "exp_scale",
@@ -28,6 +30,8 @@ __all__ = [
 ]
 
 UNIT_NORM_TOL = 1e-8
+# The two normalisations of the attention weights: divide by the row sum (SA) or by n
+NORMALIZATIONS = ("sa", "usa")
 
 
 def _describe(x: Any) -> str:
@@ -186,6 +190,13 @@ def check_choice(x: Any, name: str, choices: tuple) -> Any:
     if x not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {x!r}")
     return x
+
+
+def check_bool(x: Any, name: str) -> bool:
+    """Return ``x`` as a bool; anything but ``True``/``False`` is a ``TypeError``."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {_describe(x)}")
+    return bool(x)
 
 
 def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
