@@ -12,8 +12,10 @@ kernels of numpy round differently, and the comparison is ``rtol=1e-13``). A cas
 ``"close"`` when the order of operations changed (a fused step, a reassociated sum):
 its arrays must agree to ``1e-13`` relative to the largest entry of each array.
 
-The file is written once, from the code before a refactoring, and never regenerated
-to make a failing comparison pass.
+The file is written from the code before the restructuring of the library (commit
+43eda3b), never from the code under test: to add or change a case, run this script
+with that commit's ``attnlib`` first on the path (``PYTHONPATH=<its checkout>``) and
+check that every other array is unchanged.
 """
 
 from __future__ import annotations
@@ -234,7 +236,9 @@ def velocity_large_beta():
 
 
 # ------------------------------------------------------------ simulate_ensemble
-@case()
+# the fused identity step (scaled rows, one product for the row sums) replaces the
+# plain Euler step: rounding only
+@case("close")
 def ensemble_identity():
     from attnlib import sample_sphere
     from attnlib.clustering import (
@@ -283,7 +287,9 @@ def ensemble_identity():
     return out
 
 
-@case()
+# the kernel's field: SA normalises the weights before the product, and the projection
+# and retraction are those of the kernel: rounding only
+@case("close")
 def ensemble_qkv():
     from attnlib import sample_sphere
     from attnlib.clustering import PairFraction, random_qkv, simulate_ensemble
@@ -298,9 +304,12 @@ def ensemble_qkv():
             ("qk_only", dict(Q=Q, K=K)),
             ("v_only", dict(V=V[1])),
         ):
+            # USA at half the betas: at beta = 3, 4 with random V a perturbation of
+            # 1e-16 of X0 moves the final states by 1e-13 to 2e-11 (ill-conditioned)
             r = simulate_ensemble(
                 X0,
-                beta=np.array([0.5, 1.0, 2.0, 3.0, 4.0]),
+                beta=np.array([0.5, 1.0, 2.0, 3.0, 4.0])
+                * (1.0 if norm == "sa" else 0.5),
                 times=[0.0, 1.0, 2.0],
                 dt=0.1,
                 normalization=norm,
