@@ -15,6 +15,7 @@ from .attention import (
     Model,
     SinkhornResult,
     attention_matrix,
+    measure_field,
     sinkhorn,
     velocity,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "glpr_usa_step",
     "gram",
     "log_energy",
+    "measure_field",
     "orthonormal_frame",
     "pair_fraction",
     "project",

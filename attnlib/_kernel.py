@@ -244,6 +244,8 @@ def aggregate(
     *,
     dtype: Any = None,
     what: str = "the USA velocity",
+    hint: str = _USA_HINT,
+    tangent: np.ndarray | None = None,
 ) -> np.ndarray:
     r"""The weighted sum :math:`\sum_j W_{ij} (Vy)_j`, times ``exp(log_scale)``.
 
@@ -258,17 +260,23 @@ def aggregate(
         (``ValueError`` otherwise, naming ``what``).
     dtype : numpy dtype, optional
         Dtype of the result (default that of ``W @ VY``).
-    what : str
-        The quantity, for the overflow message.
+    what, hint : str
+        The quantity and the advice, for the overflow message.
+    tangent : ndarray of shape (..., r, k), optional
+        Points at which to project the sum (:func:`project`) *before* the scaling,
+        so that a tangent field that fits the dtype never fails on the size of its
+        normal component.
 
     Returns
     -------
     ndarray, shape (..., r, k)
     """
     F = W @ VY
+    if tangent is not None:
+        project(tangent, F)
     if log_scale is None:
         return F
-    return exp_scale(F, log_scale, what=what, hint=_USA_HINT, dtype=dtype)
+    return exp_scale(F, log_scale, what=what, hint=hint, dtype=dtype)
 
 
 # ---------------------------------------------------------------- the field
@@ -435,6 +443,8 @@ def measure_field(
     shift: Any = None,
     block: int = 256,
     what: str = "the field",
+    hint: str = _USA_HINT,
+    sphere: bool = False,
 ) -> np.ndarray:
     r"""Field of a measure :math:`\mu = \sum_j w_j\delta_{y_j}` at points (unprojected).
 
@@ -464,8 +474,10 @@ def measure_field(
         maximum (e.g. :math:`\|D\|_2` for unit vectors), to save a pass.
     block : int
         Points per block.
-    what : str
-        Name of the result in overflow messages (USA).
+    what, hint : str
+        Name of the result and advice, in overflow messages (USA).
+    sphere : bool
+        Project at the points (before any scaling) and return the tangent field.
 
     Returns
     -------
@@ -485,6 +497,8 @@ def measure_field(
         W = np.exp(L - m)
         W *= w
         F = W @ VY
+        if sphere:
+            project(points[..., rows, :], F)
         if normalization == "sa":
             F /= W.sum(axis=-1, keepdims=True)
         else:
@@ -492,7 +506,7 @@ def measure_field(
                 F,
                 np.broadcast_to(m, F.shape[:-1] + (1,)),
                 what=what,
-                hint=_USA_HINT,
+                hint=hint,
                 dtype=points.dtype,
             )
         out[..., rows, :] = F

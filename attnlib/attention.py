@@ -72,6 +72,7 @@ __all__ = [
     "Model",
     "SinkhornResult",
     "attention_matrix",
+    "measure_field",
     "velocity",
     "sinkhorn",
     "KERNELS",
@@ -449,3 +450,99 @@ def attention_matrix(X: np.ndarray, **model: Any) -> np.ndarray:
 def velocity(X: np.ndarray, **model: Any) -> np.ndarray:
     """Velocity field at ``X`` for ``Model(**model)``; see :meth:`Model.velocity`."""
     return Model(**model).velocity(X)
+
+
+def measure_field(
+    points: np.ndarray,
+    atoms: np.ndarray,
+    weights: np.ndarray,
+    beta: float = 1.0,
+    *,
+    Q: np.ndarray | None = None,
+    K: np.ndarray | None = None,
+    V: np.ndarray | None = None,
+    normalization: str = "sa",
+    sphere: bool = True,
+) -> np.ndarray:
+    r"""Velocity field :math:`\mathcal X[\mu]` of a weighted measure, at any points.
+
+    For :math:`\mu = \sum_j w_j\delta_{y_j}`,
+
+    .. math::
+
+        \mathcal X[\mu](x) = P_x\Big(\frac{\sum_j w_j
+            e^{\beta\langle Qx, Ky_j\rangle} V y_j}
+            {\sum_j w_j e^{\beta\langle Qx, Ky_j\rangle}}\Big)
+
+    (SA; USA drops the denominator, the weights carrying the :math:`1/n` of an
+    empirical measure), the velocity field of the mean-field (continuity) equation
+    ([GLPR] §2; the "Transformer PDE" of [CACP]). At the atoms of the empirical
+    measure of ``X`` it is the particle velocity of :class:`Model`: the particle
+    system is an exact solution of the mean-field equation.
+
+    Parameters
+    ----------
+    points : ndarray, shape (p, d)
+        Where to evaluate (unit rows when ``sphere``).
+    atoms : ndarray, shape (m, d)
+        Support of the measure (unit rows when ``sphere``).
+    weights : ndarray, shape (m,)
+        Non-negative masses with a positive sum.
+    beta : float
+        Inverse temperature ``>= 0``.
+    Q, K, V : ndarray of shape (d, d), optional
+        Query, key and value matrices (identity if omitted).
+    normalization : {"sa", "usa"}
+    sphere : bool
+        Tokens on the sphere: project the field on the tangent spaces.
+
+    Returns
+    -------
+    ndarray, shape (p, d)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnlib import Model, sample_sphere
+    >>> X = sample_sphere(10, 3, rng=0)
+    >>> F = measure_field(X, X, np.full(10, 0.1), 2.0)
+    >>> bool(np.allclose(F, Model(beta=2.0).velocity(X), atol=1e-14))
+    True
+    """
+    points = as_states(points, "points", ndims=(2,))
+    atoms = as_states(atoms, "atoms", ndims=(2,))
+    d = points.shape[1]
+    if atoms.shape[1] != d:
+        raise ValueError(
+            f"points and atoms must have the same dimension d, got {points.shape} "
+            f"and {atoms.shape}"
+        )
+    w = as_states(weights, "weights", ndims=(1,)).astype(np.float64, copy=False)
+    if w.shape[0] != atoms.shape[0]:
+        raise ValueError(
+            f"weights must have shape ({atoms.shape[0]},) (one per atom), got {w.shape}"
+        )
+    if np.any(w < 0) or not w.sum() > 0:
+        raise ValueError("weights must be >= 0 with a positive sum")
+    beta = check_real(beta, "beta", low=0.0)
+    check_choice(normalization, "normalization", NORMALIZATIONS)
+    sphere = check_bool(sphere, "sphere")
+    if sphere:
+        check_unit_norm(points, "points")
+        check_unit_norm(atoms, "atoms")
+    head = _head(
+        *(
+            None if m is None else as_matrix(m, name, shape=(d, d))
+            for m, name in ((Q, "Q"), (K, "K"), (V, "V"))
+        )
+    )
+    return kern.measure_field(
+        points,
+        atoms,
+        w,
+        beta,
+        head.A,
+        head.v,
+        normalization=normalization,
+        sphere=sphere,
+    )

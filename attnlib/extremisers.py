@@ -39,12 +39,15 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, special
 
+from . import _kernel as kern
+from ._stepping import drive
 from ._validation import (
     as_states,
     check_choice,
     check_int,
     check_real,
     check_rng,
+    check_unit_norm,
     exp_scale,
     log_max,
 )
@@ -121,15 +124,6 @@ class EnergyFlow:
     direction: str = "ascent"
     metric: str = "wasserstein"
     step_control: str = "stable"
-
-
-def _kernel(X: np.ndarray, D: np.ndarray, s: np.ndarray):
-    """``W = exp(<x_i, D x_j> - s)`` and ``DX`` for a batch X (B, n, d), D (B, d, d)."""
-    DX = X @ D  # D symmetric: rows are D x_j
-    W = X @ np.swapaxes(DX, -1, -2)
-    W -= s[:, None, None]
-    np.exp(W, out=W)
-    return W, DX
 
 
 def energy_flow(
@@ -221,8 +215,6 @@ def energy_flow(
     [BKKRW] §5 (numerical scheme, Figs 2–4); [GLPR] §3.4 (SA as a gradient flow).
     """
     X = as_states(X0, "X0")
-    from ._validation import check_unit_norm
-
     check_unit_norm(X, "X0")
     single = X.ndim == 2
     if single:
@@ -262,32 +254,22 @@ def energy_flow(
             "or metric='sa'"
         )
     escale = np.exp(s.astype(np.float64))  # float64 energies
+    n_scale = (escale / n).astype(X.dtype)[:, None, None]  # in range: checked above
 
-    X = X.copy()
-    W, DX = _kernel(X, D, s)
-    E = escale * W.mean(axis=(-1, -2))
-
-    rec_steps, rec_E, rec_t = [0], [E.copy()], [np.zeros(B)]
-    t_acc = np.zeros(B)
-    n_rej = 0
-    tau_used = np.full(B, tau)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=steps, desc="energy flow", leave=False)
+    def kernel(X, D, s):
+        """``W = exp(<x_i, D x_j> - s)`` and the values ``D x_j``."""
+        W, _ = kern.attention_weights(kern.logits(X, 1.0, D), "usa", shift=s)
+        return W, X @ np.swapaxes(D, -1, -2)
 
     def field(X, W, DX):
-        F = W @ DX  # shifted: true field is escale/n * F (Wasserstein)
+        F = kern.aggregate(W, DX)  # shifted: the field is escale / n * F (W.)
         if metric == "sa":
-            F = F / W.sum(axis=-1, keepdims=True)
+            F /= W.sum(axis=-1, keepdims=True)
         else:
-            F = F * (escale / n).astype(X.dtype)[:, None, None]
-        if projected:
-            F = F - np.sum(X * F, axis=-1, keepdims=True) * X
-        return F
+            F *= n_scale
+        return kern.project(X, F) if projected else F
 
-    def advance(X, F, t):
+    def step(X, F, t):
         Y = X + (sign * t).astype(X.dtype)[:, None, None] * F
         nrm = np.linalg.norm(Y, axis=-1, keepdims=True)
         if np.any(nrm == 0) or not np.all(np.isfinite(nrm)):
@@ -297,58 +279,86 @@ def energy_flow(
             )
         return Y / nrm
 
-    for k in range(1, steps + 1):
-        F = field(X, W, DX)
-        record = k % record_every == 0 or k == steps
-        if step_control == "fixed":
-            t = np.full(B, tau)
-            X = advance(X, F, t)
-            W, DX = _kernel(X, D, s)
-            if record:
-                E = escale * W.mean(axis=(-1, -2))
-        else:
-            wmax = escale * W.max(axis=(-1, -2)) if metric == "wasserstein" else 1.0
-            t = np.minimum(tau, c / (wmax * norm))
-            Y = advance(X, F, t)
-            Wy, DXy = _kernel(Y, D, s)
-            Ey = escale * Wy.mean(axis=(-1, -2))
-            bad = np.flatnonzero(sign * (Ey - E) < -1e-13 * np.abs(E))
-            for _ in range(max_halvings):
-                if bad.size == 0:
-                    break
-                n_rej += bad.size
-                t[bad] *= 0.5
-                Yb = advance(X[bad], F[bad], t[bad])
-                Wb, DXb = _kernel(Yb, D[bad], s[bad])
-                Eb = escale[bad] * Wb.mean(axis=(-1, -2))
-                Y[bad], Wy[bad], DXy[bad], Ey[bad] = Yb, Wb, DXb, Eb
-                bad = bad[sign * (Eb - E[bad]) < -1e-13 * np.abs(E[bad])]
-            if bad.size:  # still no decrease: keep those members (step of size 0)
-                n_rej += bad.size
-                t[bad] = 0.0
-                Y[bad], Wy[bad], DXy[bad], Ey[bad] = X[bad], W[bad], DX[bad], E[bad]
-            X, W, DX, E = Y, Wy, DXy, Ey
-        tau_used = t
-        t_acc = t_acc + t
-        if record:
-            rec_steps.append(k)
-            rec_E.append(E.copy())
-            rec_t.append(t_acc.copy())
-        if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
-    energies = np.stack(rec_E)
+    def energies(W, escale):
+        return escale * W.mean(axis=(-1, -2))
+
+    X = X.copy()
+    W, DX = kernel(X, D, s)
+    st = {"X": X, "W": W, "DX": DX, "E": energies(W, escale)}
+    st.update(t_acc=np.zeros(B), tau=np.full(B, tau), n_rej=0)
+
+    def advance(st, _h, m):
+        X, W, DX, E = st["X"], st["W"], st["DX"], st["E"]
+        for _ in range(m):
+            F = field(X, W, DX)
+            if step_control == "fixed":
+                t = np.full(B, tau)
+                X = step(X, F, t)
+                W, DX = kernel(X, D, s)
+                E = None  # evaluated where it is recorded
+            else:
+                wmax = escale * W.max(axis=(-1, -2)) if metric == "wasserstein" else 1.0
+                t = np.minimum(tau, c / (wmax * norm))
+                Y = step(X, F, t)
+                Wy, DXy = kernel(Y, D, s)
+                Ey = energies(Wy, escale)
+                bad = np.flatnonzero(sign * (Ey - E) < -1e-13 * np.abs(E))
+                for _ in range(max_halvings):
+                    if bad.size == 0:
+                        break
+                    st["n_rej"] += bad.size
+                    t[bad] *= 0.5
+                    Yb = step(X[bad], F[bad], t[bad])
+                    Wb, DXb = kernel(Yb, D[bad], s[bad])
+                    Eb = energies(Wb, escale[bad])
+                    Y[bad], Wy[bad], DXy[bad], Ey[bad] = Yb, Wb, DXb, Eb
+                    bad = bad[sign * (Eb - E[bad]) < -1e-13 * np.abs(E[bad])]
+                if bad.size:  # still no decrease: keep those members (step of size 0)
+                    st["n_rej"] += bad.size
+                    t[bad] = 0.0
+                    Y[bad], Wy[bad], DXy[bad], Ey[bad] = X[bad], W[bad], DX[bad], E[bad]
+                X, W, DX, E = Y, Wy, DXy, Ey
+            st["tau"] = t
+            st["t_acc"] = st["t_acc"] + t
+        st.update(X=X, W=W, DX=DX, E=E)
+        return st
+
+    rec_E: list[np.ndarray] = []
+    rec_t: list[np.ndarray] = []
+
+    def observe(_k, st):
+        if st["E"] is None:
+            st["E"] = energies(st["W"], escale)
+        rec_E.append(st["E"].copy())
+        rec_t.append(st["t_acc"].copy())
+
+    # the recorded steps are the output "times" of the driver, in steps of one
+    recorded = np.unique(
+        np.concatenate([np.arange(0, steps + 1, record_every), [steps]])
+    )
+    st, _, _ = drive(
+        advance,
+        st,
+        recorded.astype(np.float64),
+        dt=1.0,
+        observe=observe,
+        max_steps=None,
+        what="energy_flow",
+        progress=progress,
+        desc="energy flow",
+    )
+    X, tau_used = st["X"], st["tau"]
+    energies_ = np.stack(rec_E)
     times = np.stack(rec_t)
     if single:
-        X, energies, times, tau_used = X[0], energies[:, 0], times[:, 0], tau_used[0]
+        X, energies_, times, tau_used = X[0], energies_[:, 0], times[:, 0], tau_used[0]
     return EnergyFlow(
         final=X,
-        steps=np.asarray(rec_steps),
-        energies=energies,
+        steps=recorded,
+        energies=energies_,
         times=times,
         tau=np.asarray(tau_used),
-        n_rejected=int(n_rej),
+        n_rejected=int(st["n_rej"]),
         direction=direction,
         metric=metric,
         step_control=step_control,
@@ -491,8 +501,6 @@ def density_mirror_descent(
     if points is None:
         _, points = circle_grid(m)
     points = as_states(points, "points", ndims=(2,))
-    from ._validation import check_unit_norm
-
     check_unit_norm(points, "points")
     mm, d = points.shape
     D = as_interaction(D, d)

@@ -380,7 +380,8 @@ def phase_diagram_reference():
 
 
 # ---------------------------------------------------------------------- energies
-@case()
+# the kernel's logits (X D) X^T and the order of scaling and projection: rounding
+@case(close=("field", "gradient", "energy_D"))
 def energies():
     from attnlib import (
         energy,
@@ -419,7 +420,7 @@ def energies():
     }
 
 
-@case()
+@case("close")  # the kernel's logits (X D) X^T: rounding only
 def energy_flows():
     from attnlib import sample_sphere
     from attnlib.extremisers import energy_flow
