@@ -18,6 +18,7 @@ the observation at each output time and the progress bar.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,7 @@ __all__ = [
     "substeps",
     "rk_step",
     "drive",
+    "run_explicit",
 ]
 
 METHODS = ("euler", "heun", "rk4")
@@ -159,6 +161,7 @@ def drive(
     *,
     dt: float,
     adaptive: bool = False,
+    reached: Callable[[float, float], bool] | None = None,
     observe: Callable[[int, Any], Any] | None = None,
     finite: Callable[[Any], bool] | None = None,
     nonfinite: str = "the solution became non-finite before t={t:g}; reduce dt",
@@ -186,6 +189,10 @@ def drive(
         Largest step; with fixed steps, the number of steps is known before the
         first one and compared with ``max_steps`` then.
     adaptive : bool
+    reached : callable(t, t_next) -> bool, optional
+        Adaptive steps: whether ``t`` counts as ``t_next`` (default ``t >= t_next``;
+        a tolerance absorbs the rounding of accumulated steps). The time is then
+        ``max(t, t_next)``.
     observe : callable(k, state), optional
         Called at output time ``times[k]``; a true return value ends the run there
         (e.g. every member of an ensemble has retired).
@@ -220,12 +227,12 @@ def drive(
         )
     t = 0.0
     n_steps = 0
-    reached = 0
+    n_reached = 0
     with progress_bar(progress, times.size, desc) as bar:
         for k, tk in enumerate(times):
             if adaptive:
                 stop = False
-                while t < tk:
+                while not (t >= tk if reached is None else reached(t, tk)):
                     if max_steps is not None:
                         check_steps(
                             n_steps + 1,
@@ -241,6 +248,7 @@ def drive(
                         break
                 if stop:
                     break
+                t = max(t, tk)
             else:
                 span = tk - t
                 if span > 0:
@@ -250,9 +258,68 @@ def drive(
                     t = tk
                     if finite is not None and not finite(state):
                         raise FloatingPointError(nonfinite.format(t=tk))
-            reached = k + 1
+            n_reached = k + 1
             stop = observe is not None and observe(k, state)
             bar.update(1)
             if stop:
                 break
-    return state, n_steps, reached
+    return state, n_steps, n_reached
+
+
+def run_explicit(
+    f: Callable[[np.ndarray], np.ndarray],
+    X: np.ndarray,
+    times: np.ndarray,
+    *,
+    dt: float,
+    method: str,
+    observables: dict[str, Callable[[np.ndarray], Any]],
+    save_states: bool,
+    after_step: Callable[[np.ndarray], np.ndarray] | None = None,
+    progress: bool = False,
+    hint: str = "reduce dt",
+    max_steps: int = MAX_STEPS,
+    what: str = "simulate",
+    steps_hint: str = "increase dt or max_steps",
+) -> tuple[np.ndarray | None, MappingProxyType, np.ndarray, int]:
+    r"""Explicit Runge–Kutta integration of :math:`\dot X = f(X)` with outputs.
+
+    Steps of at most ``dt`` (shortened to hit every output time), each followed by
+    ``after_step`` (a retraction, or the reduction of angles modulo :math:`2\pi`),
+    on the shared driver :func:`attnlib._stepping.drive` (step cap before the
+    first step, finiteness after each span, progress bar). Inputs are assumed
+    validated. Returns ``(states, observables, final, n_steps)``.
+    """
+    states = np.empty((times.size,) + X.shape, dtype=X.dtype) if save_states else None
+    recorded: dict[str, list] = {k: [] for k in observables}
+
+    def advance(X, h, m):
+        for _ in range(m):
+            X = rk_step(f, X, h, method)
+            if after_step is not None:
+                X = after_step(X)
+        return X
+
+    def observe(k, X):
+        if save_states:
+            states[k] = X
+        for name, fn in observables.items():
+            recorded[name].append(np.asarray(fn(X)))
+
+    X, n_steps, _ = drive(
+        advance,
+        X,
+        times,
+        dt=dt,
+        observe=observe,
+        finite=lambda X: bool(np.all(np.isfinite(X))),
+        nonfinite=f"the solution became non-finite before t={{t:g}}; {hint} "
+        f"(dt = {dt:g})",
+        max_steps=max_steps,
+        what=what,
+        steps_hint=steps_hint,
+        progress=progress,
+        desc=what,
+    )
+    out = MappingProxyType({k: np.stack(v) for k, v in recorded.items()})
+    return states, out, X, n_steps

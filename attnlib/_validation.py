@@ -15,6 +15,7 @@ import numpy as np
 __all__ = [
     "NORMALIZATIONS",
     "as_states",
+    "as_angles",
     "as_matrix",
     "as_beta",
     "check_int",
@@ -76,6 +77,23 @@ def as_states(
         )
         raise ValueError(f"{name} must have shape {shapes}, got shape {arr.shape}")
     if any(s == 0 for s in arr.shape):
+        raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
+    return arr
+
+
+def as_angles(
+    theta: Any, name: str = "theta", ndims: tuple[int, ...] = (1, 2)
+) -> np.ndarray:
+    """A finite floating array of angles of shape ``(n,)`` or ``(B, n)``."""
+    arr = as_numeric(theta, name, "array of angles")
+    if not np.issubdtype(arr.dtype, np.floating) or arr.dtype == np.float16:
+        arr = arr.astype(np.float64)
+    if arr.ndim not in ndims:
+        want = " or ".join({1: "(n,)", 2: "(B, n)"}[k] for k in ndims)
+        raise ValueError(f"{name} must have shape {want}, got shape {arr.shape}")
+    if arr.size == 0:
         raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain only finite values (found NaN or inf)")

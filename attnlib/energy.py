@@ -27,6 +27,7 @@ import numpy as np
 from . import _kernel as kern
 from ._validation import (
     as_beta,
+    check_bool,
     as_numeric,
     as_states,
     check_unit_norm,
@@ -282,8 +283,7 @@ def energy_D(
     [BKKRW] §3 (energy :math:`E_D`).
     """
     X, D, w = _prepare_D(X, D, weights)
-    if not isinstance(log, (bool, np.bool_)):
-        raise TypeError(f"log must be a bool, got {log!r}")
+    log = check_bool(log, "log")
     if log:
         # log-sum-exp with the largest exponent among atoms of positive weight
         G = kern.logits(X, 1.0, D.astype(X.dtype)).astype(np.float64)

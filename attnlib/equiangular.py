@@ -17,7 +17,14 @@ import warnings
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from ._validation import check_choice, check_int, check_real, check_steps, log_max
+from ._validation import (
+    NORMALIZATIONS,
+    check_choice,
+    check_int,
+    check_real,
+    check_steps,
+    log_max,
+)
 from .integrate import output_times
 
 __all__ = ["equiangular_rhs", "equiangular_gamma", "equiangular_time_to"]
@@ -34,7 +41,7 @@ def equiangular_rhs(gamma, *, beta: float, n: int, normalization: str = "sa"):
     """
     beta = check_real(beta, "beta", low=0.0)
     n = check_int(n, "n", low=1)
-    check_choice(normalization, "normalization", ("sa", "usa"))
+    check_choice(normalization, "normalization", NORMALIZATIONS)
     g = np.asarray(gamma, dtype=np.float64)
     core = 2.0 * (1.0 - g) * ((n - 1) * g + 1.0)
     if normalization == "sa":

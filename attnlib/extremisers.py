@@ -43,6 +43,7 @@ from . import _kernel as kern
 from ._stepping import drive
 from ._validation import (
     as_states,
+    check_bool,
     check_choice,
     check_int,
     check_real,
@@ -232,8 +233,7 @@ def energy_flow(
     c = check_real(c, "c", low=0.0, strict_low=True)
     record_every = check_int(record_every, "record_every", low=1)
     max_halvings = check_int(max_halvings, "max_halvings", low=0)
-    if not isinstance(projected, (bool, np.bool_)):
-        raise TypeError(f"projected must be a bool, got {projected!r}")
+    projected = check_bool(projected, "projected")
     sign = 1.0 if direction == "ascent" else -1.0
 
     s = _spectral_shift(D).astype(X.dtype)  # ||D||_2 per member
@@ -713,8 +713,7 @@ def platonic_energy(name: str, beta: float, *, log: bool = False) -> float:
     """
     check_choice(name, "name", tuple(_PLATONIC_GRAM))
     beta = check_real(beta, "beta", low=0.0, strict_low=True)
-    if not isinstance(log, (bool, np.bool_)):
-        raise TypeError(f"log must be a bool, got {log!r}")
+    log = check_bool(log, "log")
     n, dist = _PLATONIC_GRAM[name]
     t = np.array([t for t, _ in dist])
     m = np.array([m for _, m in dist], dtype=np.float64)
@@ -781,8 +780,7 @@ def gegenbauer_coefficients(
     kmax = check_int(kmax, "kmax", low=0)
     check_choice(method, "method", ("bessel", "quadrature"))
     nodes = check_int(nodes, "nodes", low=1)
-    if not isinstance(scaled, (bool, np.bool_)):
-        raise TypeError(f"scaled must be a bool, got {scaled!r}")
+    scaled = check_bool(scaled, "scaled")
     a = _gegenbauer_scaled(beta, d, kmax, method, nodes)  # e^{-beta} a_k
     if scaled:
         return a
@@ -847,8 +845,7 @@ def uniform_energy(beta: float, d: int, *, log: bool = False) -> float:
     """
     beta = check_real(beta, "beta", low=0.0, strict_low=True)
     d = check_int(d, "d", low=2)
-    if not isinstance(log, (bool, np.bool_)):
-        raise TypeError(f"log must be a bool, got {log!r}")
+    log = check_bool(log, "log")
     nu = d / 2.0 - 1.0
     log_e = (
         special.gammaln(d / 2.0)

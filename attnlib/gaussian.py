@@ -58,7 +58,7 @@ from ._validation import (
     check_steps,
 )
 from .attention import Model
-from .integrate import MAX_STEPS, output_times, planned_steps
+from ._stepping import MAX_STEPS, drive, output_times, planned_steps, rk_step
 
 __all__ = [
     "AffineField",
@@ -447,51 +447,59 @@ def integrate_gaussian(
     def f(a, Lf):
         return _factor_rhs(kernel, heads, a, Lf)
 
-    means, covs = [], []
-    t = 0.0
-    n_steps = 0
-    blow = False
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
+    # the state (alpha, L) packed in one vector, for the shared RK4 stages
+    def unpack(y):
+        return y[:d], y[d:].reshape(d, d)
 
-        bar = tqdm(total=times.size, desc="gaussian", leave=False)
-    for tk in times:
-        while t < tk and not blow:
-            k1a, k1L = f(alpha, L)
-            scale = np.sqrt(np.sum(alpha**2) + np.sum(L**2)) + 1e-300
-            rate = np.sqrt(np.sum(k1a**2) + np.sum(k1L**2)) / scale
-            h = min(dt, tk - t, rel_step / rate if rate > 0 else np.inf)
-            if tk - t - h < 1e-12 * max(1.0, tk):
-                h = tk - t
-            if t + h == t:  # growth too fast for float64 time: blow-up at t
-                blow = True
-                break
-            check_steps(
-                n_steps + 1,
-                max_steps,
-                what=f"integrate_gaussian (up to t = {tk:g})",
-                hint="increase dt or max_steps",
-            )
-            k2a, k2L = f(alpha + 0.5 * h * k1a, L + 0.5 * h * k1L)
-            k3a, k3L = f(alpha + 0.5 * h * k2a, L + 0.5 * h * k2L)
-            k4a, k4L = f(alpha + h * k3a, L + h * k3L)
-            alpha = alpha + (h / 6.0) * (k1a + 2 * k2a + 2 * k3a + k4a)
-            L = L + (h / 6.0) * (k1L + 2 * k2L + 2 * k3L + k4L)
-            t = tk if h == tk - t else t + h
-            n_steps += 1
-            tr = float(np.sum(L**2))
-            if not np.isfinite(tr) or tr > max_trace or not np.all(np.isfinite(alpha)):
-                blow = True
-        if blow:
-            break
+    def f_packed(y):
+        da, dL = f(*unpack(y))
+        return np.concatenate([da, dL.ravel()])
+
+    means, covs = [], []
+    st = {"t": 0.0, "blow": False}
+
+    def advance(y, t, tk):
+        k1 = f_packed(y)
+        (alpha, L), (k1a, k1L) = unpack(y), unpack(k1)
+        scale = np.sqrt(np.sum(alpha**2) + np.sum(L**2)) + 1e-300
+        rate = np.sqrt(np.sum(k1a**2) + np.sum(k1L**2)) / scale
+        h = min(dt, tk - t, rel_step / rate if rate > 0 else np.inf)
+        if tk - t - h < 1e-12 * max(1.0, tk):
+            h = tk - t
+        if t + h == t:  # growth too fast for float64 time: blow-up at t
+            st["blow"] = True
+            return y, t, True
+        y = rk_step(f_packed, y, h, "rk4", k1=k1)
+        t = tk if h == tk - t else t + h
+        st["t"] = t
+        alpha, L = unpack(y)
+        tr = float(np.sum(L**2))
+        if not np.isfinite(tr) or tr > max_trace or not np.all(np.isfinite(alpha)):
+            st["blow"] = True
+        return y, t, st["blow"]
+
+    def observe(_k, y):
+        alpha, L = unpack(y)
         S = L @ L.T
         means.append(alpha.copy())
         covs.append(0.5 * (S + S.T))
-        if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
+
+    y, n_steps, _ = drive(
+        advance,
+        np.concatenate([alpha, L.ravel()]),
+        times,
+        dt=dt,
+        adaptive=True,
+        observe=observe,
+        max_steps=max_steps,
+        what="integrate_gaussian",
+        steps_hint="increase dt or max_steps",
+        progress=progress,
+        desc="gaussian",
+    )
+    alpha, L = unpack(y)
+    alpha, L = alpha.copy(), L.copy()
+    t, blow = st["t"], st["blow"]
     S = L @ L.T
     S = 0.5 * (S + S.T)
     t_blow = np.inf

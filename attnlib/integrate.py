@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -27,10 +26,9 @@ from ._stepping import (
     MAX_STEPS,
     METHODS,
     check_observables,
-    drive,
     output_times,
     planned_steps,
-    rk_step,
+    run_explicit,
 )
 from ._validation import (
     as_states,
@@ -112,65 +110,6 @@ def glpr_usa_step(beta: float) -> float:
             "sqrt(beta) underflows float64 (beta must be below about 740)"
         )
     return eta
-
-
-def run_explicit(
-    f: Callable[[np.ndarray], np.ndarray],
-    X: np.ndarray,
-    times: np.ndarray,
-    *,
-    dt: float,
-    method: str,
-    observables: dict[str, Callable[[np.ndarray], Any]],
-    save_states: bool,
-    after_step: Callable[[np.ndarray], np.ndarray] | None = None,
-    progress: bool = False,
-    hint: str = "reduce dt",
-    max_steps: int = MAX_STEPS,
-    what: str = "simulate",
-    steps_hint: str = "increase dt or max_steps",
-) -> tuple[np.ndarray | None, MappingProxyType, np.ndarray, int]:
-    r"""Explicit Runge–Kutta integration of :math:`\dot X = f(X)` with outputs.
-
-    Steps of at most ``dt`` (shortened to hit every output time), each followed by
-    ``after_step`` (a retraction, or the reduction of angles modulo :math:`2\pi`),
-    on the shared driver :func:`attnlib._stepping.drive` (step cap before the
-    first step, finiteness after each span, progress bar). Inputs are assumed
-    validated. Returns ``(states, observables, final, n_steps)``.
-    """
-    states = np.empty((times.size,) + X.shape, dtype=X.dtype) if save_states else None
-    recorded: dict[str, list] = {k: [] for k in observables}
-
-    def advance(X, h, m):
-        for _ in range(m):
-            X = rk_step(f, X, h, method)
-            if after_step is not None:
-                X = after_step(X)
-        return X
-
-    def observe(k, X):
-        if save_states:
-            states[k] = X
-        for name, fn in observables.items():
-            recorded[name].append(np.asarray(fn(X)))
-
-    X, n_steps, _ = drive(
-        advance,
-        X,
-        times,
-        dt=dt,
-        observe=observe,
-        finite=lambda X: bool(np.all(np.isfinite(X))),
-        nonfinite=f"the solution became non-finite before t={{t:g}}; {hint} "
-        f"(dt = {dt:g})",
-        max_steps=max_steps,
-        what=what,
-        steps_hint=steps_hint,
-        progress=progress,
-        desc=what,
-    )
-    out = MappingProxyType({k: np.stack(v) for k, v in recorded.items()})
-    return states, out, X, n_steps
 
 
 def simulate(

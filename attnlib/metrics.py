@@ -3,7 +3,8 @@ r"""Clustering metrics of particle configurations, and the same on Gram matrices
 Cluster rule (documented once, used everywhere): two particles are *linked* when
 :math:`\langle x_i, x_j\rangle > 1 - \delta`; clusters are the connected components of
 this graph. A configuration with all pairs within :math:`\delta` is one cluster; the
-converse fails (a chain of close neighbours can span a wide arc).
+converse fails (a chain of close neighbours can span a wide arc). On the circle,
+:func:`angle_clusters` counts maximal arcs without a gap wider than ``gap``.
 
 The observables :class:`PairFraction`, :class:`ClusterCount`,
 :class:`InnerProductHistogram` and :class:`Energy` compute the same quantities from
@@ -14,14 +15,21 @@ Gram matrices ``(B, n, n)``, vectorised over an ensemble: the form in which
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from ._validation import as_states, check_bool, check_int, check_real, log_max
+from ._validation import (
+    as_angles,
+    as_states,
+    check_bool,
+    check_int,
+    check_real,
+    log_max,
+)
 
 __all__ = [
     "gram",
@@ -34,7 +42,11 @@ __all__ = [
     "InnerProductHistogram",
     "Energy",
     "cluster_count_from_gram",
+    "Clusters",
+    "angle_clusters",
 ]
+
+TWO_PI = 2.0 * np.pi
 
 
 def gram(X: np.ndarray) -> np.ndarray:
@@ -292,3 +304,91 @@ class Energy:
                 f"{log_max(np.float64):.1f}); record Energy(log=True), its logarithm"
             )
         return np.exp(log_e)
+
+
+# ------------------------------------------------------------ clusters on the circle
+@dataclass(frozen=True)
+class Clusters:
+    """Clusters of angles found by :func:`angle_clusters`.
+
+    Attributes
+    ----------
+    centers : ndarray, shape (k,)
+        Circular mean of each cluster, in :math:`[0, 2\\pi)`, sorted.
+    masses : ndarray of int, shape (k,)
+        Number of particles in each cluster.
+    labels : ndarray of int, shape (n,)
+        Cluster index of each particle (``-1`` for particles in groups below
+        ``min_fraction``).
+    """
+
+    centers: np.ndarray
+    masses: np.ndarray
+    labels: np.ndarray = field(repr=False)
+
+    @property
+    def count(self) -> int:
+        return int(self.centers.size)
+
+
+def angle_clusters(
+    theta: Any, *, gap: float = 0.1, min_fraction: float = 0.0
+) -> Clusters:
+    r"""Clusters of points on the circle: maximal arcs without a gap wider than ``gap``.
+
+    Sorting the angles, consecutive particles (cyclically) closer than ``gap``
+    radians are in the same cluster; groups holding fewer than
+    ``min_fraction * n`` particles (stragglers between clusters) are not counted.
+
+    Parameters
+    ----------
+    theta : ndarray, shape (n,)
+    gap : float
+        Gap in radians, in ``(0, pi]``.
+    min_fraction : float
+        Minimal mass fraction of a counted cluster, in ``[0, 1)``.
+
+    Returns
+    -------
+    Clusters
+
+    Examples
+    --------
+    >>> angle_clusters([0.0, 0.01, 3.0, 3.02, 3.01]).masses.tolist()
+    [2, 3]
+    """
+    theta = as_angles(theta, ndims=(1,))
+    gap = check_real(gap, "gap", low=0.0, high=np.pi, strict_low=True)
+    min_fraction = check_real(min_fraction, "min_fraction", low=0.0, high=1.0)
+    n = theta.size
+    th = np.mod(theta, TWO_PI)
+    order = np.argsort(th)
+    s = th[order]
+    gaps = np.diff(np.concatenate([s, [s[0] + TWO_PI]]))  # gap after s[i]
+    cuts = np.nonzero(gaps > gap)[0]
+    lab_sorted = np.empty(n, dtype=int)
+    if cuts.size == 0:
+        lab_sorted[:] = 0
+    else:
+        # start a new group after each cut; the group crossing 2 pi wraps around
+        start = (cuts[-1] + 1) % n
+        idx = (np.arange(n) - start) % n  # position in the rotated order
+        rolled_cuts = np.zeros(n, dtype=int)
+        rolled_cuts[(cuts - start + 1) % n] = 1
+        rolled_cuts[0] = 0
+        group = np.cumsum(rolled_cuts)
+        lab_sorted = group[idx]
+    labels = np.empty(n, dtype=int)
+    labels[order] = lab_sorted
+    k = int(labels.max()) + 1
+    masses = np.bincount(labels, minlength=k)
+    z = np.bincount(labels, weights=np.cos(th), minlength=k) + 1j * np.bincount(
+        labels, weights=np.sin(th), minlength=k
+    )
+    centers = np.mod(np.angle(z), TWO_PI)
+    keep = masses >= max(1, min_fraction * n)
+    remap = -np.ones(k, dtype=int)
+    kept = np.nonzero(keep)[0]
+    kept = kept[np.argsort(centers[kept])]
+    remap[kept] = np.arange(kept.size)
+    return Clusters(centers[kept], masses[kept], remap[labels])
