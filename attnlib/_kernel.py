@@ -49,8 +49,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy.special import expit, log_expit
-
+from ._lazy import special
 from ._validation import exp_scale, log_max
 
 __all__ = [
@@ -215,13 +214,13 @@ def attention_weights(
     n = L.shape[-1] if n is None else n
     if kind == "sigmoid":
         if normalization == "sa":
-            W = log_expit(L)
+            W = special.log_expit(L)
             if keep is not None:
                 W = np.where(keep, W, -np.inf)
             W -= W.max(axis=-1, keepdims=True)
             np.exp(W, out=W)
             return W / W.sum(axis=-1, keepdims=True), None
-        W = expit(L)
+        W = special.expit(L)
         if keep is not None:
             W = np.where(keep, W, 0.0)
         return W / n, None

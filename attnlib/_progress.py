@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ._lazy import tqdm_auto
+
 __all__ = ["progress_bar"]
 
 
@@ -46,9 +48,7 @@ def progress_bar(enabled: bool, total: int, desc: str) -> Iterator[Any]:
     if not enabled:
         yield _Silent()
         return
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=total, desc=desc, leave=False)
+    bar = tqdm_auto.tqdm(total=total, desc=desc, leave=False)
     try:
         yield bar
     finally:

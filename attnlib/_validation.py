@@ -72,7 +72,7 @@ def as_states(
         arr = arr.astype(np.float64)
     if arr.ndim not in ndims:
         shapes = " or ".join(
-            {1: "(d,)", 2: "(n, d)", 3: "(B, n, d)", 4: "(T, B, n, d)"}[k]
+            {1: "(d,)", 2: "(n, d)", 3: "(B, n, d)", 4: "(T, B, n, d)"}.get(k, f"{k}-D")
             for k in ndims
         )
         raise ValueError(f"{name} must have shape {shapes}, got shape {arr.shape}")

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import ive
+from ._special import ive
 
 from ._stepping import (
     MAX_STEPS,
@@ -594,6 +594,10 @@ class CircleModel:
         )
 
     def __call__(self, theta: np.ndarray) -> np.ndarray:
+        """The velocity for integrators: a float array is trusted, anything else
+        goes through :meth:`velocity`'s validation."""
+        if not (isinstance(theta, np.ndarray) and theta.dtype.kind == "f"):
+            return self.velocity(theta)
         n = theta.shape[-1]
         if self.method == "direct" or (self.method == "auto" and n <= 2 * self._K):
             return _velocity_direct(theta, self.beta, self.normalization, 512)
@@ -710,6 +714,8 @@ def simulate_angles(
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
     check_choice(method, "method", METHODS)
     max_steps = check_int(max_steps, "max_steps", low=1)
+    save_states = check_bool(save_states, "save_states")
+    progress = check_bool(progress, "progress")
     obs = check_observables(observables)
     out = model(th)
     if np.shape(out) != th.shape:

@@ -34,12 +34,13 @@ Figs 1–7); [GLPR] Geshkovski, Letrouit, Polyanskiy, Rigollet, arXiv:2312.10794
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, special
-
 from . import _kernel as kern
+from ._lazy import optimize, special
+from ._special import ive
 from ._stepping import drive
 from ._validation import (
     as_states,
@@ -79,7 +80,7 @@ def _energies(log_e, name: str):
     top = float(np.max(log_e))
     if top > log_max(np.float64):
         raise ValueError(
-            f"the energy overflows float64 (log E = {top:.1f} > "
+            f"the energy overflows float64 (log E = {top:.6g} > "
             f"{log_max(np.float64):.1f}); use {name}, its logarithm, which is finite"
         )
     return np.exp(log_e)
@@ -102,7 +103,7 @@ class EnergyFlow:
     ----------
     final : ndarray, shape (n, d) or (B, n, d)
         Configuration after the last step.
-    steps : ndarray of int, shape (T,)
+    step_indices : ndarray of int, shape (T,)
         Step indices at which the energy was recorded (0 = initial state).
     energies : ndarray, shape (T,) or (T, B)
         :math:`E_D` (1/2 omitted) at the recorded steps.
@@ -114,10 +115,14 @@ class EnergyFlow:
         Number of (member, step) trials rejected by the energy test.
     direction, metric, step_control : str
         The options of the run.
+    n_steps : int
+        Number of steps taken.
+    steps : ndarray of int, shape (T,)
+        Deprecated name of ``step_indices``.
     """
 
     final: np.ndarray = field(repr=False)
-    steps: np.ndarray = field(repr=False)
+    step_indices: np.ndarray = field(repr=False)
     energies: np.ndarray = field(repr=False)
     times: np.ndarray = field(repr=False)
     tau: np.ndarray = field(repr=False)
@@ -125,6 +130,17 @@ class EnergyFlow:
     direction: str = "ascent"
     metric: str = "wasserstein"
     step_control: str = "stable"
+    n_steps: int = 0
+
+    @property
+    def steps(self) -> np.ndarray:
+        warnings.warn(
+            "EnergyFlow.steps is deprecated: use .step_indices (and .n_steps for "
+            "their number)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.step_indices
 
 
 def energy_flow(
@@ -234,6 +250,7 @@ def energy_flow(
     record_every = check_int(record_every, "record_every", low=1)
     max_halvings = check_int(max_halvings, "max_halvings", low=0)
     projected = check_bool(projected, "projected")
+    progress = check_bool(progress, "progress")
     sign = 1.0 if direction == "ascent" else -1.0
 
     s = _spectral_shift(D).astype(X.dtype)  # ||D||_2 per member
@@ -354,7 +371,7 @@ def energy_flow(
         X, energies_, times, tau_used = X[0], energies_[:, 0], times[:, 0], tau_used[0]
     return EnergyFlow(
         final=X,
-        steps=recorded,
+        step_indices=recorded,
         energies=energies_,
         times=times,
         tau=np.asarray(tau_used),
@@ -362,6 +379,7 @@ def energy_flow(
         direction=direction,
         metric=metric,
         step_control=step_control,
+        n_steps=steps,
     )
 
 
@@ -800,11 +818,11 @@ def _gegenbauer_scaled(
     nu = (d - 2) / 2.0
     if method == "bessel":
         if d == 2:
-            a = 2.0 * special.ive(k, beta)
+            a = 2.0 * ive(k, beta)
             a[0] /= 2.0
             return a
         pref = special.gamma(nu) * (2.0 / beta) ** nu
-        return pref * (k + nu) * special.ive(k + nu, beta)
+        return pref * (k + nu) * ive(k + nu, beta)
     if d == 2:
         t, wq = special.roots_chebyt(nodes)
         C = special.eval_chebyt(k[:, None], t[None, :])
@@ -847,12 +865,15 @@ def uniform_energy(beta: float, d: int, *, log: bool = False) -> float:
     d = check_int(d, "d", low=2)
     log = check_bool(log, "log")
     nu = d / 2.0 - 1.0
-    log_e = (
-        special.gammaln(d / 2.0)
-        + nu * np.log(2.0 / beta)
-        + np.log(special.ive(nu, beta))
-        + beta
-    )
+    scaled = float(ive(nu, beta))
+    if scaled > 1e-280:
+        log_e = (
+            special.gammaln(d / 2.0) + nu * np.log(2.0 / beta) + np.log(scaled) + beta
+        )
+    else:
+        # e^-beta I_nu(beta) underflows (high dimension, small beta): the same
+        # number is the limit function 0F1(; d/2; beta^2/4) of the series of I_nu
+        log_e = float(np.log(special.hyp0f1(d / 2.0, beta * beta / 4.0)))
     if log:
         return float(log_e)
     return float(_energies(log_e, "uniform_energy(..., log=True)"))

@@ -51,6 +51,8 @@ import numpy as np
 
 from ._validation import (
     as_matrix,
+    as_numeric,
+    check_bool,
     as_states,
     check_int,
     check_real,
@@ -431,6 +433,7 @@ def integrate_gaussian(
     rel_step = check_real(rel_step, "rel_step", low=0.0, strict_low=True)
     max_trace = check_real(max_trace, "max_trace", low=0.0, strict_low=True)
     max_steps = check_int(max_steps, "max_steps", low=1)
+    progress = check_bool(progress, "progress")
     check_steps(  # steps are at most dt: a lower bound, checked before the first
         planned_steps(times, dt),
         max_steps,
@@ -556,7 +559,8 @@ def riccati_covariance(model: Model, Sigma0: Any, times: Any) -> np.ndarray:
                     \Sigma_0^{1/2}\big)^{-1}\Sigma_0^{1/2},
 
     (the second form also for singular :math:`\Sigma_0`), valid for
-    :math:`t < t^*` (:func:`blowup_time`); ``nan`` from :math:`t^*` on.
+    :math:`t < t^*` (:func:`blowup_time`); a time from :math:`t^*` on is a
+    ``ValueError`` (the covariance is infinite there).
 
     Parameters
     ----------
@@ -584,16 +588,19 @@ def riccati_covariance(model: Model, Sigma0: Any, times: Any) -> np.ndarray:
     Sigma0 = _as_cov(Sigma0, None, "Sigma0")
     d = Sigma0.shape[0]
     Ssym = _riccati_S(model, d)
-    t = np.asarray(times, dtype=np.float64)
+    t = as_numeric(times, "times").astype(np.float64)
     if t.ndim != 1 or not np.all(np.isfinite(t)) or np.any(t < 0):
         raise ValueError("times must be a 1-D array of finite values >= 0")
     R = _psd_sqrt(Sigma0)
     P = R @ Ssym @ R
     lam = _top_eigenvalue(P)
+    if np.any(t * lam >= 1.0):
+        raise ValueError(
+            f"times must be before the blow-up time t* = {1.0 / lam:.6g} (the "
+            f"covariance is infinite from t* on), got t = {float(np.max(t)):g}"
+        )
     out = R @ np.linalg.inv(np.eye(d) - t[:, None, None] * P) @ R
-    out = 0.5 * (out + np.swapaxes(out, -1, -2))
-    out[t * lam >= 1.0] = np.nan
-    return out
+    return 0.5 * (out + np.swapaxes(out, -1, -2))
 
 
 def blowup_time(model: Model, Sigma0: Any) -> float:
@@ -760,18 +767,40 @@ def mardia_kurtosis(X: Any) -> np.ndarray:
     X = as_states(X, "X", ndims=(2, 3, 4))
     m, C = empirical_moments(X)
     Y = X - m[..., None, :]
+    w = np.linalg.eigvalsh(C)
+    if np.any(w[..., 0] <= 1e-12 * np.maximum(w[..., -1], np.finfo(float).tiny)):
+        raise ValueError(
+            "the empirical covariance of X is singular (the points lie in a proper "
+            "affine subspace, or n <= d): Mardia's kurtosis is undefined"
+        )
     Z = np.linalg.solve(C, np.swapaxes(Y, -1, -2))
     q = np.sum(np.swapaxes(Y, -1, -2) * Z, axis=-2)
     return np.mean(q**2, axis=-1)
 
 
 def _as_covs(Sigma: Any) -> np.ndarray:
-    S = np.asarray(Sigma, dtype=np.float64)
-    if S.ndim < 2 or S.shape[-1] != S.shape[-2]:
+    """Covariance matrices ``(..., d, d)``: symmetric, PSD, with a positive trace."""
+    S = as_numeric(Sigma, "Sigma", "matrix").astype(np.float64)
+    if S.ndim < 2 or S.shape[-1] != S.shape[-2] or S.size == 0:
         raise ValueError(f"Sigma must have shape (..., d, d), got shape {S.shape}")
     if not np.all(np.isfinite(S)):
         raise ValueError("Sigma must contain only finite values (found NaN or inf)")
-    return 0.5 * (S + np.swapaxes(S, -1, -2))
+    scale = np.maximum(1.0, np.max(np.abs(S), axis=(-1, -2)))
+    asym = np.max(np.abs(S - np.swapaxes(S, -1, -2)), axis=(-1, -2))
+    if np.any(asym > _SYM_TOL * scale):
+        raise ValueError(
+            f"Sigma must be symmetric, got max |S - S^T| = {float(np.max(asym)):.3g}"
+        )
+    S = 0.5 * (S + np.swapaxes(S, -1, -2))
+    lam = np.linalg.eigvalsh(S)
+    if np.any(lam[..., 0] < -_SYM_TOL * scale):
+        raise ValueError(
+            "Sigma must be positive semi-definite, got smallest eigenvalue "
+            f"{float(np.min(lam[..., 0])):.3g}"
+        )
+    if np.any(lam[..., -1] <= 0):
+        raise ValueError("Sigma must be non-zero (a covariance with positive trace)")
+    return S
 
 
 def effective_rank(Sigma: Any) -> np.ndarray:

@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.special import ive
+from ._special import ive
 
 from ._stepping import MAX_STEPS, drive, output_times, planned_steps, rk_step
 from ._validation import (
     NORMALIZATIONS,
     as_angles,
+    check_bool,
     check_choice,
     check_int,
     check_real,
@@ -261,6 +262,7 @@ def mean_field(
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
     cfl = check_real(cfl, "cfl", low=0.0, high=2.0, strict_low=True)
     max_steps = check_int(max_steps, "max_steps", low=1)
+    progress = check_bool(progress, "progress")
     grid = TWO_PI * np.arange(M) / M
     if callable(rho0):
         rho = np.asarray(rho0(grid), dtype=np.float64)

@@ -19,9 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
-
+from ._lazy import csgraph
 from ._validation import (
     as_angles,
     as_states,
@@ -109,7 +107,7 @@ def cluster_labels(X: np.ndarray, delta: float = 1e-3) -> np.ndarray:
     if X.ndim == 3:
         return np.stack([cluster_labels(x, delta) for x in X])
     G = X @ X.T.copy()
-    _, lab = connected_components(csr_matrix(G > 1.0 - delta), directed=False)
+    _, lab = csgraph.connected_components(G > 1.0 - delta, directed=False)
     _, first = np.unique(lab, return_index=True)
     order = np.argsort(np.argsort(first))
     return order[lab]

@@ -481,10 +481,9 @@ def phase_diagram(
         Floating type of the fast method.
     betas_per_task : int, optional
         Values of ``beta`` per fast task. The default gives tasks of about 1024
-        systems (a second or two on one core) but at least 16 tasks where the grid
-        allows, so that every worker of a pool gets some. Grouping sizes the tasks
-        for a scheduler; it does not change the arithmetic (measured: the same
-        time per system-step for 1, 2 or 4 values of ``beta`` per task).
+        systems but at least 16 tasks where the grid allows, so that every worker
+        of a pool gets some. Grouping sizes the tasks for a scheduler; it does not
+        change the arithmetic of a system-step.
     max_steps : int
         Cap on the Euler steps of one system.
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+from ._lazy import optimize
 from ._validation import as_states, check_int
 from .sphere import sample_sphere
 
@@ -70,13 +71,10 @@ def in_hemisphere(X: np.ndarray) -> bool | np.ndarray:
         gaps = np.diff(ang, axis=-1, append=ang[..., :1] + 2 * np.pi)
         out = gaps.max(axis=-1) > np.pi
     else:
-        # scipy.optimize is heavy: imported on first use, so import attnlib stays fast
-        from scipy.optimize import linprog
-
         n, d = Xb.shape[-2:]
         out = np.empty(Xb.shape[0], dtype=bool)
         for k, x in enumerate(Xb):
-            r = linprog(
+            r = optimize.linprog(
                 np.zeros(d),
                 A_ub=-x,
                 b_ub=-np.ones(n),

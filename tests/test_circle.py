@@ -267,9 +267,7 @@ def test_mean_field_mass_and_particles(normalization):
     # deterministic quantiles: W1 = O(1/n)
     errs = []
     for n in (1000, 10000):
-        tr = simulate_angles(
-            model, sample_density(sol.states[0], n), times=T, dt=0.02
-        )
+        tr = simulate_angles(model, sample_density(sol.states[0], n), times=T, dt=0.02)
         errs.append(circle_wasserstein(tr.final, sol.states[-1]))
     assert errs[1] < 2e-4 and errs[0] / errs[1] > 5
     # ... and their histogram equals the cell averages of the density

@@ -449,7 +449,10 @@ def energy_flows():
     for name, (X, D, kw) in runs.items():
         r = energy_flow(X, D, **kw)
         out[f"{name}_final"] = r.final
-        out[f"{name}_steps"] = r.steps
+        # .steps before the results shared the names .step_indices and .n_steps
+        out[f"{name}_steps"] = getattr(r, "step_indices", None)
+        if out[f"{name}_steps"] is None:
+            out[f"{name}_steps"] = r.steps
         out[f"{name}_energies"] = r.energies
         out[f"{name}_times"] = r.times
         out[f"{name}_tau"] = r.tau
@@ -577,7 +580,10 @@ def mean_field_runs():
             normalization=norm,
             grid_size=64,
         )
-        out[f"{norm}_densities"] = sol.densities
+        # .densities before the results shared the name .states
+        out[f"{norm}_densities"] = getattr(sol, "states", None)
+        if out[f"{norm}_densities"] is None:
+            out[f"{norm}_densities"] = sol.densities
         out[f"{norm}_mass"] = sol.mass
         out[f"{norm}_resolution"] = sol.resolution
         out[f"{norm}_steps"] = np.array(sol.n_steps)
