@@ -528,7 +528,8 @@ def density_mirror_descent(
     w = _weights(w0, mm, None, np.float64).copy()
     sgn = -1.0 if direction == "descent" else 1.0
     s = float(_spectral_shift(D))
-    Ks = np.exp(points @ D @ points.T - s)  # shifted kernel: E = e^s w^T Ks w
+    # shifted kernel e^{<y_k, D y_l> - s}: E = e^s w^T Ks w
+    Ks, _ = kern.attention_weights(kern.logits(points, 1.0, D), "usa", shift=s)
     q = np.empty(steps + 1)  # shifted energies w^T Ks w (> 0)
     q[0] = w @ Ks @ w
     eta_k = eta
@@ -598,11 +599,11 @@ def _ebeta_and_grad(y: np.ndarray, n: int, d: int, beta: float):
     Y = y.reshape(n, d)
     r = np.linalg.norm(Y, axis=1, keepdims=True)
     X = Y / r
-    W = np.exp(beta * (X @ X.T - 1.0))
+    # W = e^{beta (<x_i, x_j> - 1)}: the USA weights of the kernel, shifted by beta
+    W, _ = kern.attention_weights(kern.logits(X, beta), "usa", shift=beta)
     f = W.sum() / (n * n)  # = 2 beta e^{-beta} E_beta
-    gx = 2.0 * beta * (W @ X) / (n * n)
-    gy = (gx - np.sum(gx * X, axis=1, keepdims=True) * X) / r
-    return f, gy.ravel()
+    gx = kern.aggregate(W, X, tangent=X) * (2.0 * beta / (n * n))
+    return f, (gx / r).ravel()
 
 
 def minimise_configuration(

@@ -14,27 +14,19 @@ benchmarks/out/.
     python benchmarks/phase_diagram.py --dask-workers 2       # on a Dask LocalCluster
     python benchmarks/phase_diagram.py --scheduler tcp://host:8786   # existing cluster
 
-Where the time goes (one worker, profiled with cProfile and by timing each operation
-of the step on a quiet machine): for d > n the systems are integrated in the
-n-dimensional span of their tokens, so a system-step is two batched 32 x 33 x 32
+What a system-step costs: for d > n the systems are integrated in the n-dimensional
+span of their tokens (``attnlib.ensemble``), so a step is two batched 32 x 33 x 32
 matrix products (the Gram matrix, and the weights times the tokens with a column of
-ones that gives the row sums), n^2 = 1024 exponentials, a transposed copy and five
-passes over the 1056 numbers of the state. Per system-step that is 1024
-exponentials and 2 x 2 x 32 x 33 x 32 = 135 168 flops. Measured here (AMD EPYC with
-AVX-512, numpy 2.4 with OpenBLAS, one thread): exp at 0.8 ns per float64 element and
-the batched products at about 51 GFLOP/s, so the floor is 0.8 + 2.7 = 3.5 us per
-system-step and core: 48 s for the 27.6 million system-steps on two cores. The
-kernel takes 6.7 us (products 2.8 us, exp 0.9 us, the transposed copy 0.4 us, the
-elementwise passes 2.2 us: each pass over rows of 33 numbers costs an inner-loop
-call per row, and Python's per-call overhead adds the rest). What brings the run
-below the floor is doing fewer system-steps: a system whose pairs are all within
-delta is retired (exact, by the lemma in ``attnlib.clustering._pair_fractions``),
-which leaves 13.3 of the 27.6 million system-steps. Measured on this machine: 51 s
-(float64, the default), 31 s with ``--float32``, 142 s for the previous method
-(extrapolated from 64 samples per beta in the same run), 55 s on a Dask
-LocalCluster of two processes. Exponentiating only one triangle of the symmetric
-kernel (gather, exp, scatter) cost 4.9 us per system against 0.8 us for the full
-exp, so the kernel does not do it.
+ones that gives the row sums), n^2 = 1024 exponentials, a transposed copy and a few
+passes over the 1056 numbers of the state (``attnlib._kernel.euler_identity_steps``):
+1024 exponentials and 2 x 2 x 32 x 33 x 32 = 135 168 flops. The floor printed is
+those exponentials and flops at the rates of ``numpy.exp`` and of the batched
+products measured in the same run, on one core. What brings the run below the floor
+is doing fewer system-steps: a system whose pairs are all within delta is retired
+(exact, by the lemma in ``attnlib.ensemble``); the output gives how many of the
+system-steps were integrated. The measured times are the output of a run, on the
+machine it runs on (with the load average before and after, since the machine may be
+shared); they are not copied here.
 """
 
 from __future__ import annotations
