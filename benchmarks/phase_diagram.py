@@ -13,6 +13,12 @@ benchmarks/out/.
     python benchmarks/phase_diagram.py --samples 128          # scaled run
     python benchmarks/phase_diagram.py --dask-workers 2       # on a Dask LocalCluster
     python benchmarks/phase_diagram.py --scheduler tcp://host:8786   # existing cluster
+    python benchmarks/phase_diagram.py --samples 128 --before /tmp/before --workers 1
+
+With ``--before PATH`` the fast method of the ``attnlib`` of another checkout (e.g.
+``git worktree add /tmp/before main``) and of this one are also run alternately in
+this process, ``--rounds`` times on one core, and the best time per system-step of
+each and their ratio are printed: a comparison measured in one run.
 
 What a system-step costs: for d > n the systems are integrated in the n-dimensional
 span of their tokens (``attnlib.ensemble``), so a step is two batched 32 x 33 x 32
@@ -46,7 +52,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 from scipy.optimize import brentq  # noqa: E402
 
-from timing import best_time  # noqa: E402
+from timing import best_time, load_checkout  # noqa: E402
 
 FULL_SAMPLES, FULL_BETAS = 1024, 90
 
@@ -82,6 +88,41 @@ def run(executor: Executor | None, d: int, **kw):
     return pd, time.perf_counter() - t0
 
 
+def compare(args: argparse.Namespace, common: dict) -> dict:
+    """Fast method of this checkout and of ``args.before``, alternately, one core."""
+    import attnlib
+
+    libs = {"this checkout": attnlib, "before": load_checkout(args.before)}
+    kw = dict(
+        samples=args.samples,
+        dtype=np.float32 if args.float32 else np.float64,
+        progress=False,
+        **common,
+    )
+    best = {name: np.inf for name in libs}
+    steps = {}
+    for _ in range(args.rounds):
+        for name, lib in libs.items():
+            t0 = time.perf_counter()
+            pd = lib.clustering.phase_diagram(args.d, **kw)
+            best[name] = min(best[name], time.perf_counter() - t0)
+            steps[name] = pd.system_steps
+    print(
+        f"one core, best of {args.rounds} alternated runs of the fast method "
+        f"(load average {os.getloadavg()[0]:.2f} now):"
+    )
+    for name in libs:
+        print(
+            f"  {name}: {best[name]:.1f} s, {1e6 * best[name] / steps[name]:.2f} us "
+            f"per integrated system-step ({steps[name]:,})"
+        )
+    ratio = (best["this checkout"] / steps["this checkout"]) / (
+        best["before"] / steps["before"]
+    )
+    print(f"  time per system-step, this checkout / before: {ratio:.3f}")
+    return {"ratio": ratio, **best}
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--d", type=int, default=128)
@@ -106,6 +147,8 @@ def main(argv=None) -> dict:
     dask.add_argument(
         "--dask-workers", type=int, help="start a Dask LocalCluster of N processes"
     )
+    ap.add_argument("--before", help="another checkout to compare with (one core)")
+    ap.add_argument("--rounds", type=int, default=2, help="alternations with --before")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
     args = ap.parse_args(argv)
 
@@ -213,6 +256,8 @@ def main(argv=None) -> dict:
         f"50% level at t={args.t_final:g}: beta = {level:.3f}; "
         f"Gamma crosses t={args.t_final:g} at beta = {beta_star:.3f}"
     )
+    if args.before:
+        result["before"] = compare(args, common)
 
     args.out.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(6, 4.5), dpi=110)

@@ -436,6 +436,8 @@ def test_import_attnlib_is_light():
     assert "attnlib" in mods and "numpy" in mods
     for heavy in (
         "scipy.integrate",
+        "scipy.special",
+        "scipy.sparse",
         "scipy.optimize",
         "matplotlib",
         "sympy",
