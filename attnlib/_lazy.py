@@ -1,10 +1,11 @@
 """Heavy dependencies, imported on first use so that ``import attnlib`` stays fast.
 
 ``scipy.special`` alone takes longer to import than numpy; the library needs it (and
-``scipy.optimize``, ``scipy.integrate``, ``scipy.sparse.csgraph``, ``tqdm``) only in
-some functions. The modules of the library import the stand-ins below at the top, as
-if they were the modules, and the real module is imported at the first attribute
-access (``special.ive(...)``), then served from ``sys.modules``.
+``scipy.optimize``, ``scipy.integrate``, ``scipy.sparse.csgraph``, ``tqdm``,
+``concurrent.futures``) only in some functions. The modules of the library import the
+stand-ins below at the top, as if they were the modules, and the real module is
+imported at the first attribute access (``special.ive(...)``), then served from
+``sys.modules``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["LazyModule", "special", "optimize", "integrate", "csgraph", "tqdm_auto"]
+__all__ = [
+    "LazyModule",
+    "special",
+    "optimize",
+    "integrate",
+    "csgraph",
+    "tqdm_auto",
+    "futures",
+]
 
 
 class LazyModule:
@@ -42,3 +51,4 @@ optimize = LazyModule("scipy.optimize")
 integrate = LazyModule("scipy.integrate")
 csgraph = LazyModule("scipy.sparse.csgraph")
 tqdm_auto = LazyModule("tqdm.auto")
+futures = LazyModule("concurrent.futures")  # it imports logging

@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -51,6 +50,9 @@ from .equiangular import equiangular_time_to
 from .metrics import PairFraction
 from .sphere import retract, sample_sphere
 from .sweep import sweep
+
+if TYPE_CHECKING:  # concurrent.futures imports logging: only for the annotations
+    from concurrent.futures import Executor
 
 __all__ = [
     "QKV_KINDS",

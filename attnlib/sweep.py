@@ -8,13 +8,16 @@ Dask cluster's ``get_executor()``) gives the same arrays.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, as_completed
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._lazy import futures
 from ._progress import progress_bar
 from ._validation import check_bool, check_int
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 __all__ = ["sweep"]
 
@@ -71,7 +74,7 @@ def sweep(
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
     params = list(params)
-    if executor is not None and not isinstance(executor, Executor):
+    if executor is not None and not isinstance(executor, futures.Executor):
         raise TypeError(
             "executor must be a concurrent.futures.Executor, got "
             f"{type(executor).__name__}"
@@ -95,11 +98,11 @@ def sweep(
                 results[k] = fn(p, s)
                 bar.update(1)
         else:
-            futures = {
+            pending = {
                 executor.submit(fn, p, s): k
                 for k, (p, s) in enumerate(zip(params, seeds))
             }
-            for fut in as_completed(futures):
-                results[futures[fut]] = fut.result()
+            for fut in futures.as_completed(pending):
+                results[pending[fut]] = fut.result()
                 bar.update(1)
     return results

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 from ._lazy import optimize
@@ -44,7 +43,7 @@ def wendel_probability(n: int, d: int) -> float:
     n = check_int(n, "n", low=1)
     d = check_int(d, "d", low=1)
     s = sum(math.comb(n - 1, k) for k in range(0, min(d, n)))
-    return float(Fraction(s, 2 ** (n - 1)))
+    return s / 2 ** (n - 1)  # int / int: correctly rounded
 
 
 def in_hemisphere(X: np.ndarray) -> bool | np.ndarray:
