@@ -225,6 +225,8 @@ def run_ensemble(
         return st["Yx"] if fused else st["Y"]
 
     def observe_all(ti, st):
+        if observe is None and retire is None:
+            return False  # no Gram matrix needed
         active = st["active"]
         keep = np.ones(active.size, dtype=bool)
         for lo in range(0, active.size, chunk):
