@@ -26,7 +26,7 @@ from .common import (
     pins,
     run,
 )
-from .masters import master_paths, parse_master, raw_header
+from .masters import GRADER_KEYS, master_paths, parse_master, raw_header
 
 
 def build_wheel(dest: Path) -> Path:
@@ -90,6 +90,15 @@ def _assignment_notebook(master: Path, src: Path, wheel: Path) -> Path:
     nb.cells[0].source = "# ASSIGNMENT CONFIG\n" + yaml.safe_dump(
         config, sort_keys=False
     )
+    # keys of this project's grader that otter does not know (it rejects them)
+    for cell in nb.cells[1:]:
+        if cell.cell_type != "raw":
+            continue
+        head, data = raw_header(cell.source)
+        if head == "# BEGIN QUESTION" and set(data) & GRADER_KEYS:
+            for key in GRADER_KEYS:
+                data.pop(key, None)
+            cell.source = "# BEGIN QUESTION\n" + yaml.safe_dump(data, sort_keys=False)
     out = src / f"{master.stem}.ipynb"
     jupytext.write(nb, out, fmt="ipynb")
     return out

@@ -16,6 +16,10 @@ from typing import Any
 from .common import MASTERS, CourseworkError
 
 
+# keys of a question's configuration that the grader reads and otter does not know
+GRADER_KEYS = {"implement"}
+
+
 @dataclass
 class Question:
     """One question of a master: its points and the text that students never see."""
@@ -28,6 +32,29 @@ class Question:
     public_points: list[float | None] = field(default_factory=list)
     hidden_points: list[float | None] = field(default_factory=list)
     solution: list[str] = field(default_factory=list)
+    # functions the student writes without attnlib (an "implement" question): while
+    # a test calls one of them, no code of attnlib may run
+    implement: list[str] = field(default_factory=list)
+    # (hidden, body) of every test case, in the master's order
+    order: list[tuple[bool, str]] = field(default_factory=list)
+
+    def cases(self) -> list[tuple[bool, float, str]]:
+        """(hidden, points, body) of every test case in order, with otter's rule
+        for cases without points: the question's points left over, shared equally.
+        """
+        given = {}
+        for hidden, pts in [(False, self.public_points), (True, self.hidden_points)]:
+            bodies = self.hidden if hidden else self.public
+            for body, p in zip(bodies, pts):
+                given[(hidden, body)] = p
+        points = [given[(h, b)] for h, b in self.order]
+        fixed = sum(float(p) for p in points if p is not None)
+        free = sum(p is None for p in points)
+        share = (self.points - fixed) / free if free else 0.0
+        return [
+            (h, float(p) if p is not None else share, b)
+            for (h, b), p in zip(self.order, points)
+        ]
 
 
 @dataclass
@@ -41,6 +68,10 @@ class Master:
     questions: list[Question]
     code: list[str]
     shared: list[str]
+    # code cells outside the solution and test blocks (what every student has), and
+    # the code cells of the solution blocks, in the master's order
+    setup: list[str] = field(default_factory=list)
+    solution_cells: list[str] = field(default_factory=list)
 
     @property
     def points(self) -> float:
@@ -114,6 +145,8 @@ def parse_master(path: Path) -> Master:
     if head != "# ASSIGNMENT CONFIG":
         raise CourseworkError(f"{path}: the first cell must be '# ASSIGNMENT CONFIG'")
     title, questions, code, shared = "", [], [], []
+    setup: list[str] = []
+    solution_cells: list[str] = []
     current: Question | None = None
     block = None
     for cell in cells[1:]:
@@ -121,10 +154,14 @@ def parse_master(path: Path) -> Master:
         if cell.cell_type == "raw":
             head, data = raw_header(src)
             if head == "# BEGIN QUESTION":
+                implement = data.get("implement", [])
+                if isinstance(implement, str):
+                    implement = [implement]
                 current = Question(
                     name=str(data.get("name")),
                     points=float(data.get("points", 0)),
                     manual=bool(data.get("manual", False)),
+                    implement=[str(n) for n in implement],
                 )
                 questions.append(current)
             elif head == "# END QUESTION":
@@ -136,6 +173,10 @@ def parse_master(path: Path) -> Master:
             continue
         if cell.cell_type == "code":
             code.append(src)
+            if block == "solution":
+                solution_cells.append(src)
+            elif block is None:
+                setup.append(src)
         if block == "solution" and current is not None:
             if cell.cell_type == "markdown":
                 current.solution.extend(src.splitlines())
@@ -149,7 +190,9 @@ def parse_master(path: Path) -> Master:
             conf = yaml.safe_load(m.group(1)) if m else {}
             body = src[m.end() :] if m else src
             pts = conf.get("points") if isinstance(conf, dict) else None
-            if isinstance(conf, dict) and conf.get("hidden"):
+            hidden = bool(isinstance(conf, dict) and conf.get("hidden"))
+            current.order.append((hidden, body))
+            if hidden:
                 current.hidden.append(body)
                 current.hidden_points.append(pts)
             else:
@@ -160,7 +203,32 @@ def parse_master(path: Path) -> Master:
             if not title and cell.cell_type == "markdown":
                 m = re.search(r"^#\s+(.+)$", src, re.M)
                 title = m.group(1).strip() if m else ""
-    return Master(path.stem, path, title or path.stem, config, questions, code, shared)
+    master = Master(
+        path.stem,
+        path,
+        title or path.stem,
+        config,
+        questions,
+        code,
+        shared,
+        setup,
+        solution_cells,
+    )
+    _check_points(master)
+    return master
+
+
+def _check_points(master: Master) -> None:
+    """Every autograded question's test cases add up to its points (otter gives
+    the question the sum of its cases, so a mismatch would change the total)."""
+    for q in master.autograded:
+        total = sum(p for _, p, _ in q.cases())
+        if abs(total - q.points) > 1e-9 or any(p < 0 for _, p, _ in q.cases()):
+            raise CourseworkError(
+                f"{master.path.name}: question {q.name} is worth {q.points:g} points "
+                f"but its test cases add up to {total:g}: make the cases' points "
+                "(TEST CONFIG) sum to the question's points"
+            )
 
 
 def secrets(master: Master) -> dict[str, list[str]]:
