@@ -26,10 +26,20 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("grade", help="grade a folder of submissions (make grade)")
     p.add_argument("slug", help="the assignment, e.g. a1_modelling")
     p.add_argument("folder", type=Path, help="folder of <student>.ipynb files")
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per notebook")
+    p.add_argument(
+        "--timeout", type=float, default=120.0, help="CPU seconds per notebook"
+    )
     p.add_argument("--jobs", type=int, default=None, help="notebooks graded at once")
     p.add_argument("--out", type=Path, default=None, help="default _build/grades/SLUG")
     p.add_argument("--build-root", type=Path, default=BUILD)
+    p.add_argument(
+        "--unsafe-no-sandbox",
+        action="store_true",
+        help="grade without bubblewrap (only notebooks you trust)",
+    )
+    p.add_argument(
+        "--wait", action="store_true", help="wait for another run of this assignment"
+    )
     sub.add_parser("student", help="build the student edition (make student)")
     args = parser.parse_args(argv)
     try:
@@ -48,12 +58,16 @@ def main(argv: list[str] | None = None) -> int:
                 out=args.out,
                 timeout=args.timeout,
                 jobs=args.jobs,
+                unsafe=args.unsafe_no_sandbox,
+                wait=args.wait,
             )
         elif args.command == "student":
             student.student()
     except CourseworkError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        return 130
     return 0
 
 

@@ -26,7 +26,14 @@ from .common import (
     pins,
     run,
 )
-from .masters import GRADER_KEYS, master_paths, parse_master, raw_header
+from .masters import (
+    GRADER_KEYS,
+    expected_cell,
+    expected_values,
+    master_paths,
+    parse_master,
+    raw_header,
+)
 
 
 def build_wheel(dest: Path) -> Path:
@@ -67,6 +74,7 @@ def build_wheel(dest: Path) -> Path:
 def _assignment_notebook(master: Path, src: Path, wheel: Path) -> Path:
     """The master as an .ipynb whose config adds the autograder's requirements."""
     import jupytext
+    import nbformat
     import yaml
 
     pinned = pins()
@@ -90,15 +98,27 @@ def _assignment_notebook(master: Path, src: Path, wheel: Path) -> Path:
     nb.cells[0].source = "# ASSIGNMENT CONFIG\n" + yaml.safe_dump(
         config, sort_keys=False
     )
-    # keys of this project's grader that otter does not know (it rejects them)
+    # what otter does not know: the grader's keys of a question (otter rejects
+    # them) and the EXPECTED blocks, replaced by one cell with their values
+    cells, inside = [nb.cells[0]], False
     for cell in nb.cells[1:]:
-        if cell.cell_type != "raw":
+        head, data = raw_header(cell.source) if cell.cell_type == "raw" else ("", {})
+        if head in ("# BEGIN EXPECTED", "# END EXPECTED"):
+            inside = head == "# BEGIN EXPECTED"
             continue
-        head, data = raw_header(cell.source)
+        if inside:
+            continue
         if head == "# BEGIN QUESTION" and set(data) & GRADER_KEYS:
             for key in GRADER_KEYS:
                 data.pop(key, None)
             cell.source = "# BEGIN QUESTION\n" + yaml.safe_dump(data, sort_keys=False)
+        cells.append(cell)
+    parsed = parse_master(master)
+    if parsed.expected_cells:
+        first = next(i for i, c in enumerate(cells) if c.cell_type == "code")
+        loader = nbformat.v4.new_code_cell(expected_cell(expected_values(parsed)))
+        cells.insert(first + 1, loader)
+    nb.cells = cells
     out = src / f"{master.stem}.ipynb"
     jupytext.write(nb, out, fmt="ipynb")
     return out

@@ -8,6 +8,7 @@ never reach a student.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +73,10 @@ class Master:
     # the code cells of the solution blocks, in the master's order
     setup: list[str] = field(default_factory=list)
     solution_cells: list[str] = field(default_factory=list)
+    # code cells between raw "# BEGIN EXPECTED" and "# END EXPECTED": they fill the
+    # dict ``expected`` of the values the public tests compare with, so that those
+    # tests never show the library call that computes them (see expected_values)
+    expected_cells: list[str] = field(default_factory=list)
 
     @property
     def points(self) -> float:
@@ -147,6 +152,7 @@ def parse_master(path: Path) -> Master:
     title, questions, code, shared = "", [], [], []
     setup: list[str] = []
     solution_cells: list[str] = []
+    expected_cells: list[str] = []
     current: Question | None = None
     block = None
     for cell in cells[1:]:
@@ -166,15 +172,18 @@ def parse_master(path: Path) -> Master:
                 questions.append(current)
             elif head == "# END QUESTION":
                 current = None
-            elif head in ("# BEGIN SOLUTION", "# BEGIN TESTS"):
+            elif head in ("# BEGIN SOLUTION", "# BEGIN TESTS", "# BEGIN EXPECTED"):
                 block = head.split()[-1].lower()
-            elif head in ("# END SOLUTION", "# END TESTS"):
+            elif head in ("# END SOLUTION", "# END TESTS", "# END EXPECTED"):
                 block = None
             continue
         if cell.cell_type == "code":
             code.append(src)
             if block == "solution":
                 solution_cells.append(src)
+            elif block == "expected":
+                expected_cells.append(src)
+                continue
             elif block is None:
                 setup.append(src)
         if block == "solution" and current is not None:
@@ -213,6 +222,7 @@ def parse_master(path: Path) -> Master:
         shared,
         setup,
         solution_cells,
+        expected_cells,
     )
     _check_points(master)
     return master
@@ -258,4 +268,117 @@ def secrets(master: Master) -> dict[str, list[str]]:
         sol.extend(q.solution)
         for t in q.hidden:
             hid.extend(t.splitlines())
-    return {"solution": keep(sol), "hidden": keep(hid)}
+    ref = [line for cell in master.expected_cells for line in cell.splitlines()]
+    return {"solution": keep(sol), "hidden": keep(hid), "reference": keep(ref)}
+
+
+def bound_names(tree: ast.AST) -> set[str]:
+    """Names a cell binds at its top level (not inside functions or classes)."""
+    out = set()
+
+    def visit(node):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+            return
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp)):
+            return
+        if isinstance(node, ast.GeneratorExp):
+            return
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                out.add((a.asname or a.name).split(".")[0])
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.add(node.id)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return out
+
+
+def used_names(tree: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+MAGIC = re.compile(r"^\s*(%|!|\?)")
+
+
+def parse_cell(source: str, what: str) -> ast.Module:
+    """A code cell's syntax tree, with IPython's magics blanked out."""
+    lines = ["" if MAGIC.match(line) else line for line in source.splitlines()]
+    try:
+        return ast.parse("\n".join(lines))
+    except SyntaxError as exc:
+        raise SyntaxError(f"{what}: {exc}") from None
+
+
+def setup_plan(master: Master) -> tuple[list[str], set[str]]:
+    """The setup cells that run without the student's answers, and the names of
+    the answers: bound by a solution cell, or by a setup cell that uses one (a cell
+    that displays an answer, say; such cells are left out)."""
+    answers = set()
+    for cell in master.solution_cells:
+        answers |= bound_names(parse_cell(cell, "a solution cell"))
+    setup = [(src, parse_cell(src, "a setup cell")) for src in master.setup]
+    skipped: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for i, (_, tree) in enumerate(setup):
+            if i not in skipped and used_names(tree) & answers:
+                skipped.add(i)
+                answers |= bound_names(tree)
+                changed = True
+    return [src for i, (src, _) in enumerate(setup) if i not in skipped], answers
+
+
+EXPECTED_MARK = "# The expected values of the public tests"
+
+
+def _no_display(*args, **kwargs) -> None:
+    """``display`` of a notebook, where nothing is shown."""
+
+
+def expected_values(master: Master) -> dict:
+    """Run the master's setup cells, then its EXPECTED cells, and return the dict
+    ``expected`` they fill (numpy arrays). Trusted code of the master only."""
+    import contextlib
+    import io
+
+    import numpy as np
+
+    ns: dict = {"__name__": "__main__", "display": _no_display}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for src in setup_plan(master)[0]:
+            tree = parse_cell(src, f"{master.slug} setup")
+            exec(compile(tree, f"<{master.slug} setup>", "exec"), ns)
+        local = dict(ns)
+        local["expected"] = {}
+        for src in master.expected_cells:
+            exec(compile(src, f"<{master.slug} expected>", "exec"), local)
+    out = {}
+    for key, value in local["expected"].items():
+        arr = np.asarray(value)
+        if arr.dtype.kind not in "biufc":
+            raise CourseworkError(
+                f"{master.path.name}: expected[{key!r}] is not numeric ({arr.dtype})"
+            )
+        out[str(key)] = arr
+    return out
+
+
+def expected_cell(values: dict) -> str:
+    """The code cell that defines ``expected`` in the student's notebook."""
+    import base64
+    import io
+
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **values)
+    blob = base64.b64encode(buf.getvalue()).decode()
+    return (
+        f"{EXPECTED_MARK} (computed when the assignment was built)\n"
+        "import base64 as _base64, io as _io, numpy as _np\n\n"
+        f'expected = dict(_np.load(_io.BytesIO(_base64.b64decode("{blob}"))))\n'
+    )

@@ -24,7 +24,6 @@ standard output (:mod:`.wire` frames).
 
 from __future__ import annotations
 
-import ast
 import builtins
 import contextlib
 import copy
@@ -40,7 +39,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import sandbox, scan, wire
-from .masters import parse_master
+from .masters import (
+    _no_display,
+    expected_values,
+    parse_cell,
+    parse_master,
+    setup_plan,
+    used_names,
+)
 
 # exceptions of the student's functions that tests may catch by their type
 BUILTIN_ERRORS = {
@@ -94,42 +100,6 @@ class StudentValueError(TypeError):
 # ----------------------------------------------------------------- the assignment
 
 
-def _bound_names(tree: ast.AST) -> set[str]:
-    """Names a cell binds at its top level (not inside functions or classes)."""
-    out = set()
-
-    def visit(node):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(node.name)
-            return
-        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp)):
-            return
-        if isinstance(node, ast.GeneratorExp):
-            return
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for a in node.names:
-                out.add((a.asname or a.name).split(".")[0])
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            out.add(node.id)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
-    return out
-
-
-def _used_names(tree: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-
-
-def _parse(source: str, what: str) -> ast.Module:
-    lines = ["" if scan.MAGIC.match(line) else line for line in source.splitlines()]
-    try:
-        return ast.parse("\n".join(lines))
-    except SyntaxError as exc:
-        raise SyntaxError(f"{what}: {exc}") from None
-
-
 @dataclass
 class Case:
     question: str
@@ -146,7 +116,7 @@ class Assignment:
 
     def __init__(self, master: Path):
         install_safe_parser()
-        m = parse_master(Path(master))
+        m = self._master = parse_master(Path(master))
         self.slug = m.slug
         self.questions = [(q.name, q.points) for q in m.autograded]
         self.implement = {q.name: set(q.implement) for q in m.autograded}
@@ -157,29 +127,14 @@ class Assignment:
                 count[hidden] += 1
                 kind = "hidden" if hidden else "public"
                 name = f"<{q.name} {kind} test {count[hidden]}>"
-                code = compile(_parse(body, name), name, "exec")
+                code = compile(parse_cell(body, name), name, "exec")
                 self.cases.append(
                     Case(q.name, count[hidden], hidden, points, body, code)
                 )
-        # the student's names: bound by a solution cell, or by a setup cell that
-        # uses one of them (a cell that displays an answer, say)
-        answers = set()
-        for cell in m.solution_cells:
-            answers |= _bound_names(_parse(cell, "a solution cell"))
-        setup = [(src, _parse(src, "a setup cell")) for src in m.setup]
-        skipped = set()
-        changed = True
-        while changed:
-            changed = False
-            for i, (_, tree) in enumerate(setup):
-                if i not in skipped and _used_names(tree) & answers:
-                    skipped.add(i)
-                    answers |= _bound_names(tree)
-                    changed = True
-        self.setup = [src for i, (src, _) in enumerate(setup) if i not in skipped]
+        self.setup, answers = setup_plan(m)
         used = set()
         for case in self.cases:
-            used |= _used_names(_parse(case.source, case.question))
+            used |= used_names(parse_cell(case.source, case.question))
         for q, names in self.implement.items():
             unknown = names - answers
             if unknown:
@@ -191,12 +146,15 @@ class Assignment:
         self._base: dict | None = None
 
     def namespace(self) -> dict:
-        """A fresh copy of the namespace of the master's setup cells."""
+        """A fresh copy of the namespace of the master's setup cells, with the
+        ``expected`` values of its public tests."""
         if self._base is None:
-            ns: dict = {"__name__": "__main__"}
+            ns: dict = {"__name__": "__main__", "display": _no_display}
             with _quiet():
                 for src in self.setup:
-                    exec(compile(_parse(src, "setup"), "<setup>", "exec"), ns)
+                    exec(compile(parse_cell(src, "setup"), "<setup>", "exec"), ns)
+                if self._master.expected_cells:
+                    ns["expected"] = expected_values(self._master)
             self._base = ns
         return {
             k: (copy.copy(v) if type(v).__module__ == "numpy" else v)
