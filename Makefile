@@ -7,7 +7,8 @@
 #   make clean  remove the build output and the execution cache
 # Coursework (lecturers; see the README's Coursework section):
 #   make assignments                          student notebooks, solutions, autograders
-#   make grade A=<assignment> SUBMISSIONS=<folder> [TIMEOUT=120]   gradebook, feedback
+#   make grade A=<assignment> SUBMISSIONS=<folder> [TIMEOUT=120] [JOBS=n] [UNSAFE=1]
+#                                             gradebook, feedback (needs bubblewrap)
 #   make student                              the student edition of the book
 # The HTML serves its own MathJax and widget scripts (fetched once with npm), so the
 # built book renders with no network. The tools behind these targets are in tools/.
@@ -81,6 +82,10 @@ CW        := $(RUN) $(BIN)/python -m tools.coursework
 CW_TOOLS  := $(addprefix tools/coursework/,build.py masters.py common.py)
 CW_STAMP  := _build/assignments/.built
 TIMEOUT   ?= 120
+# every notebook is graded in a bubblewrap sandbox; UNSAFE=1 grades without one
+# (only notebooks you trust), JOBS=n grades n at once (default: one per CPU)
+GRADE_FLAGS = --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS)) \
+	$(if $(filter 1 yes true,$(UNSAFE)),--unsafe-no-sandbox)
 
 .PHONY: assignments coursework-pages grade student clean-coursework
 
@@ -99,7 +104,7 @@ book: coursework-pages
 grade: $(CW_STAMP)
 	@test -n "$(A)" -a -n "$(SUBMISSIONS)" || \
 	  { echo "usage: make grade A=<assignment> SUBMISSIONS=<folder> [TIMEOUT=120]"; exit 2; }
-	$(CW) grade "$(A)" "$(SUBMISSIONS)" --timeout $(TIMEOUT)
+	$(CW) grade "$(A)" "$(SUBMISSIONS)" $(GRADE_FLAGS)
 
 student: $(STAMP) $(VENDOR) coursework-pages
 	$(CW) student

@@ -11,8 +11,8 @@ calls them:
     zip in ``_build/assignments/<slug>/``.
 ``pages`` (:mod:`.pages`)
     The book's assignment pages (questions and stubs, a download link to the
-    student notebook) and the rubric include of the guide, generated into the
-    git-ignored ``book/coursework/generated/``.
+    student notebook), generated into the git-ignored
+    ``book/coursework/generated/``.
 ``grade SLUG FOLDER [--timeout S] [--jobs N]`` (:mod:`.grade`, ``make grade``)
     Grades every notebook of FOLDER and writes ``_build/grades/<slug>/gradebook.csv``
     and ``feedback/<student>.md``.

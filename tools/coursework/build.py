@@ -124,13 +124,26 @@ def _assignment_notebook(master: Path, src: Path, wheel: Path) -> Path:
     return out
 
 
+def instructor_notes(m) -> str:
+    """The rubric (``rubrics/<slug>.md`` beside the master) and the model answer of
+    every question graded by hand: for instructors, never in an HTML edition."""
+    rubric = m.path.parent / "rubrics" / f"{m.slug}.md"
+    lines = [f"# {m.title}: rubric and model answers (instructors only)", ""]
+    lines += [rubric.read_text().strip(), ""] if rubric.exists() else []
+    for q in m.manual:
+        lines += [f"## Model answer of `{q.name}` ({q.points:g} points)", ""]
+        lines += [*q.solution, ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
 def build_assignment(slug: str, master: Path, wheel: Path, out: Path) -> Path:
     """Build one assignment into ``out/<slug>`` (replaced only on success).
 
     Layout: ``student/<slug>.ipynb`` (to hand out), ``solution/<slug>.ipynb``
     (instructors), ``<slug>-autograder.zip`` (``make grade``, Gradescope),
-    ``questions.json`` (names, points, manual flags), ``otter/`` (otter assign's own
-    output) and ``src/`` (the notebook given to otter assign).
+    ``rubric.md`` (instructors: the rubric and model answer of each question graded
+    by hand), ``questions.json`` (names, points, manual flags), ``otter/`` (otter
+    assign's own output) and ``src/`` (the notebook given to otter assign).
     """
     work = out / f".partial-{slug}"
     shutil.rmtree(work, ignore_errors=True)
@@ -160,6 +173,7 @@ def build_assignment(slug: str, master: Path, wheel: Path, out: Path) -> Path:
         ],
     }
     (work / "questions.json").write_text(json.dumps(info, indent=2) + "\n")
+    (work / "rubric.md").write_text(instructor_notes(m))
     final = out / slug
     shutil.rmtree(final, ignore_errors=True)
     work.rename(final)

@@ -230,7 +230,9 @@ def main() -> int:
         try:
             msg = wire.read_frame(chan_in)
         except EOFError:
-            return 0
+            # no atexit handlers (multiprocessing would wait for the notebook's
+            # children): the sandbox ends with this process
+            os._exit(0)
         if msg.get("op") != "call":
             continue
         func = ns.get(msg["name"])

@@ -1,8 +1,9 @@
 """``python -m tools.coursework pages``: the book's assignment pages.
 
 For each built assignment: a page with its questions and stubs and a download link
-to the student notebook, and the rubric include of the instructor's guide, generated
-into the git-ignored ``book/coursework/generated/``.
+to the student notebook, generated into the git-ignored
+``book/coursework/generated/``. Rubrics and model answers never reach a page: they
+are in the instructor's folder of each build (``_build/assignments/<slug>/``).
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ from .common import (
     BUILD,
     GENERATED,
     MASTERS,
-    ROOT,
-    RUBRICS,
     CourseworkError,
     fmt,
     write_if_changed,
@@ -98,7 +97,7 @@ def _page(slug: str, built: Path, page_dir: Path = GENERATED / "assignments") ->
 
 
 def pages(build_root: Path = BUILD, dest: Path = GENERATED) -> list[Path]:
-    """Write the assignment pages, their notebooks and the rubric include.
+    """Write the assignment pages and their notebooks.
 
     Files are rewritten only when their content changes (so Sphinx re-reads only
     what changed); pages of assignments that no longer exist are removed.
@@ -119,18 +118,11 @@ def pages(build_root: Path = BUILD, dest: Path = GENERATED) -> list[Path]:
         if write_if_changed(page, _page(slug, built, page.parent)):
             written.append(page)
         write_if_changed(nb, (built / "student" / f"{slug}.ipynb").read_bytes())
-    parts = []
-    for rubric in sorted(RUBRICS.glob("*.md")):
-        # a path from the source root: Sphinx resolves nested includes against
-        # the including page (the guide), not against this file
-        rel = rubric.relative_to(ROOT).as_posix()
-        parts += [f"```{{include}} /{rel}", "```", ""]
-    if not parts:
-        parts = ["No rubric has been written yet.", ""]
-    rubrics = dest / "rubrics.md"
-    keep.add(rubrics)
-    if write_if_changed(rubrics, "\n".join(parts)):
-        written.append(rubrics)
+    # the rubrics and model answers are for instructors only: never in a page
+    # (an include left from an earlier version of this tool goes)
+    stale = dest / "rubrics.md"
+    if stale.exists():
+        stale.unlink()
     for sub in ("assignments", "notebooks"):
         for f in (dest / sub).glob("*"):
             if f not in keep:

@@ -62,7 +62,7 @@ class Limits:
     memory_mb: int = 3072
     disk_mb: int = 256
     file_mb: int = 64
-    processes: int = 64
+    processes: int = 16
     open_files: int = 256
     wall_s: float | None = None  # default 6 cpu + 120
 

@@ -132,7 +132,8 @@ DOTTED = {
 OTTER_ALLOWED = {"Notebook", "check", "check_all", "export", "to_pdf"}
 DUNDER = re.compile(r"^__\w+__$")
 HARMLESS_DUNDERS = {"__name__", "__doc__", "__init__", "__version__", "__file__"}
-OUTSIDE = re.compile(r"^(/|~|\.\.(/|\\|$))|(^|/)\.\.(/|$)")
+# a path outside the notebook's folder: /two/levels, ~/..., or a .. step
+OUTSIDE = re.compile(r"^(/[\w.-]+){2,}|^~|(^|/)\.\.(/|$)")
 MAGIC = re.compile(r"^\s*(%|!|\?)")
 
 
@@ -214,8 +215,6 @@ def _check(node: ast.AST, modules: dict[str, str], add) -> None:
                 add("getattr with a computed name (the interpreter's internals)")
             elif DUNDER.match(attr.value):
                 add(f"getattr(..., {attr.value!r}) (the interpreter's internals)")
-        if node.func.id == "open" and node.args:
-            _path_literal(node.args[0], add)
     elif isinstance(node, ast.Attribute):
         attr = node.attr
         if DUNDER.match(attr) and attr not in HARMLESS_DUNDERS:
@@ -262,14 +261,8 @@ def _check(node: ast.AST, modules: dict[str, str], add) -> None:
                         f"replaces {ast.unparse(t)} of the imported module "
                         f"{modules[root.id]}"
                     )
-    if isinstance(node, ast.Call):
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else ""
-        if name in ("Path", "open", "load", "loadtxt", "save", "savez", "savefig"):
-            for arg in node.args[:1]:
-                _path_literal(arg, add)
-        if isinstance(func, ast.Name) and func.id == "Path" and node.args:
-            _path_literal(node.args[0], add)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        _path_literal(node, add)
 
 
 def _path_literal(arg: ast.AST, add) -> None:

@@ -101,8 +101,6 @@ def student_sources(dest: Path) -> None:
             continue  # masters (solutions, hidden tests) and rubrics
         if parts[:2] == ("book", "coursework") and parts[2:3] != ("generated",):
             continue  # the instructor's guide
-        if parts[:4] == ("book", "coursework", "generated", "rubrics.md"):
-            continue
         data = path.read_bytes()
         if path.suffix == ".md" and parts[1] != "_vendor":
             data = strip_solutions(data.decode()).encode()

@@ -140,10 +140,16 @@ def encode(value, depth: int = 0):
                 [encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()
             ],
         }
-    module = type(value).__module__ or ""
-    if module.startswith("numpy"):
+    import sys
+
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(value, (np.ndarray, np.generic)):
         return _encode_numpy(value)
-    if module.startswith("sympy"):
+    sympy = sys.modules.get("sympy")
+    if sympy is not None and (
+        isinstance(value, (sympy.Basic, sympy.MatrixBase))
+        or (isinstance(value, type) and issubclass(value, sympy.Function))
+    ):
         return _encode_sympy(value)
     return {"__t": "opaque", "type": type(value).__name__}
 
