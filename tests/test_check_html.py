@@ -166,3 +166,17 @@ def test_the_student_edition_is_checked_against_its_own_sources(tmp_path):
     )
     sources, build = sources_and_build(main_html)
     assert build == tmp_path / "_build" and sources.name == "book"
+
+
+def test_a_page_that_shows_a_rubric_or_a_model_answer_fails():
+    from tools.check_html import instructor_lines, leak_failures
+
+    lines = instructor_lines()
+    assert len(lines) >= 10  # every assignment has a rubric and a model answer
+    line = lines[0]
+    words = line.split()
+    page = f"<p>{' '.join(words[:3])} <em>{' '.join(words[3:])}</em></p>"
+    assert leak_failures(page, "guide.html", lines) == [
+        f"guide.html: shows instructors' material: {line[:60]!r}"
+    ]
+    assert leak_failures("<p>The assignments of this part.</p>", "p.html", lines) == []

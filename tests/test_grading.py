@@ -305,12 +305,29 @@ def test_regrading_keeps_the_hand_graded_column_and_earlier_results(attacked, ca
     assert old and "Not graded (empty)" in old[-1].read_text()
 
 
+def _start(cmd) -> subprocess.Popen:
+    """Start a grading run; return once it has graded its first notebook."""
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
+    )
+    lines = []
+    while True:
+        line = proc.stderr.readline()
+        assert line, f"the run ended before grading a notebook: {lines}"
+        lines.append(line)
+        if re.match(r"\[1/\d+\]", line):
+            return proc
+
+
 @slow
 def test_interrupted_run_stops_fast_and_resumes(a1, tmp_path):
+    """Ctrl-C stops a run within seconds and writes what is done; a second run
+    beside it refuses; a run killed outright (SIGKILL) leaves no process and no
+    temporary file; the next run grades only what is left."""
     solution = _notebook(a1 / SLUG / "solution" / f"{SLUG}.ipynb")
     folder, out = tmp_path / "subs", tmp_path / "grades"
     folder.mkdir()
-    for i in range(4):
+    for i in range(5):
         nb = copy.deepcopy(solution)
         nb["cells"].append(_code_cell(f"# student {i}\n"))
         (folder / f"s{i}.ipynb").write_text(json.dumps(nb))
@@ -330,16 +347,7 @@ def test_interrupted_run_stops_fast_and_resumes(a1, tmp_path):
         "--timeout",
         str(LIMITS.cpu),
     ]
-    proc = subprocess.Popen(
-        cmd, cwd=ROOT, stderr=subprocess.PIPE, text=True, stdout=subprocess.DEVNULL
-    )
-    lines = []
-    while True:
-        line = proc.stderr.readline()
-        assert line, f"the run ended before grading anything: {lines}"
-        lines.append(line)
-        if line.startswith("[1/4]"):
-            break
+    proc = _start(cmd)
     # a second run of the same assignment refuses while the first one runs
     with pytest.raises(common.CourseworkError, match="another grading"):
         cwgrade.grade(SLUG, folder, build_root=a1, out=out, limits=LIMITS)
@@ -350,16 +358,24 @@ def test_interrupted_run_stops_fast_and_resumes(a1, tmp_path):
     assert proc.returncode == 130
     assert stopped < 30, f"Ctrl-C took {stopped:.1f} s"
     rows = list(csv.DictReader((out / "gradebook.csv").open()))
-    assert 1 <= len(rows) < 4 and all(r["total"] == "18" for r in rows)
-    time.sleep(1)
+    assert 1 <= len(rows) < 5 and all(r["total"] == "18" for r in rows)
+    first = len(rows)
+    time.sleep(2)
     assert _leftovers() == []
-    assert not list(out.glob(".*.tmp"))
-    done = len(rows)
+    # killed outright: the testers and their sandboxes die with the run
+    proc = _start(cmd)
+    proc.kill()
+    proc.wait(timeout=60)
+    time.sleep(3)
+    assert _leftovers() == []
+    assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
+    state = json.loads((out / ".state.json").read_text())
+    assert first < len(state["results"]) < 5  # what it graded was saved at once
     grades = cwgrade.grade(SLUG, folder, build_root=a1, out=out, jobs=2, limits=LIMITS)
-    assert sorted(g.student for g in grades) == [f"s{i}" for i in range(4)]
+    assert sorted(g.student for g in grades) == [f"s{i}" for i in range(5)]
     assert all(g.total == 18 for g in grades)
     rows = list(csv.DictReader((out / "gradebook.csv").open()))
-    assert len(rows) == 4 and done < 4
+    assert len(rows) == 5
 
 
 @slow

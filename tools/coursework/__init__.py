@@ -13,9 +13,11 @@ calls them:
     The book's assignment pages (questions and stubs, a download link to the
     student notebook), generated into the git-ignored
     ``book/coursework/generated/``.
-``grade SLUG FOLDER [--timeout S] [--jobs N]`` (:mod:`.grade`, ``make grade``)
-    Grades every notebook of FOLDER and writes ``_build/grades/<slug>/gradebook.csv``
-    and ``feedback/<student>.md``.
+``grade SLUG FOLDER [--timeout S] [--jobs N] [--wait] [--unsafe-no-sandbox]``
+    (:mod:`.grade`, ``make grade``) Grades every notebook of FOLDER, each in a
+    bubblewrap sandbox (:mod:`.sandbox`, :mod:`.harness`) with the tests run outside
+    it (:mod:`.tester`, :mod:`.wire`, :mod:`.scan`), and merges
+    ``_build/grades/<slug>/gradebook.csv`` and ``feedback/<student>.md``.
 ``student`` (:mod:`.student`, ``make student``)
     The student edition of the book, without the exercises' solutions and without
     the instructor's guide, in ``_build/student/html``.

@@ -246,7 +246,8 @@ def secrets(master: Master) -> dict[str, list[str]]:
 
     A line counts when it has at least 12 characters, is not a comment, and does not
     also occur in the parts of the master that students see (prompts, shared code,
-    public tests), so that its presence in a student notebook proves a leak.
+    public tests), not even as part of a longer line, so that its presence in a
+    student notebook proves a leak. The EXPECTED blocks give the "reference" lines.
     """
     visible = set()
     for text in master.shared:
@@ -254,12 +255,13 @@ def secrets(master: Master) -> dict[str, list[str]]:
     for q in master.questions:
         for t in q.public:
             visible.update(s.strip() for s in t.splitlines())
+    seen = "\n".join(sorted(visible))
 
     def keep(lines):
         out = []
         for line in lines:
             s = line.strip()
-            if len(s) >= 12 and not s.startswith("#") and s not in visible:
+            if len(s) >= 12 and not s.startswith("#") and s not in seen:
                 out.append(s)
         return sorted(set(out))
 

@@ -109,23 +109,37 @@ def _user_tasks(uid: int) -> int:
     return count
 
 
+MPL_CACHE = ROOT / "_build" / ".grader-matplotlib"
+
+
 @lru_cache(maxsize=1)
 def mpl_cache() -> str:
-    """A folder holding matplotlib's font list, made once per tester, so that each
-    sandbox does not build it again (seconds per submission)."""
-    path = tempfile.mkdtemp(prefix="grader-mpl-")
-    env = {**os.environ, "MPLCONFIGDIR": path, "MPLBACKEND": "Agg"}
-    subprocess.run(
-        [sys.executable, "-c", "import matplotlib.font_manager"],
-        env=env,
-        capture_output=True,
-        check=False,
-    )
-    # readable by the sandbox's own user
-    os.chmod(path, 0o755)
-    for name in os.listdir(path):
-        os.chmod(os.path.join(path, name), 0o755 if os.path.isdir(name) else 0o644)
-    return path
+    """A folder holding matplotlib's font list, made once for this checkout
+    (``_build/.grader-matplotlib``), so that each sandbox does not build it again
+    (seconds per submission). Nothing is left in ``/tmp``."""
+    if not any(MPL_CACHE.glob("fontlist*.json")):
+        MPL_CACHE.parent.mkdir(parents=True, exist_ok=True)
+        work = Path(
+            tempfile.mkdtemp(prefix=".grader-matplotlib-", dir=MPL_CACHE.parent)
+        )
+        env = {**os.environ, "MPLCONFIGDIR": str(work), "MPLBACKEND": "Agg"}
+        subprocess.run(
+            [sys.executable, "-c", "import matplotlib.font_manager"],
+            env=env,
+            capture_output=True,
+            check=False,
+        )
+        # readable by the sandbox's own user
+        os.chmod(work, 0o755)
+        for path in work.iterdir():
+            os.chmod(path, 0o755 if path.is_dir() else 0o644)
+        try:
+            work.rename(MPL_CACHE)
+        except OSError:  # another tester made it first
+            import shutil
+
+            shutil.rmtree(work, ignore_errors=True)
+    return str(MPL_CACHE)
 
 
 def _binds() -> list[str]:
