@@ -61,18 +61,27 @@ def main() -> int:
         load = os.getloadavg()[0]
         start = time.perf_counter()
         grades = grade.grade(
-            args.slug, folder, build_root=tmp / "build", out=tmp / "grades",
+            args.slug,
+            folder,
+            build_root=tmp / "build",
+            out=tmp / "grades",
             jobs=args.jobs,
         )
         seconds = time.perf_counter() - start
     full = sum(g.status == "graded" and g.total == grades[0].total for g in grades)
     per = seconds / args.copies
-    print(f"\n{args.copies} copies of the {args.slug} solution, {args.jobs} job(s), "
-          f"{os.cpu_count()} CPUs, load average {load:.1f} at the start")
-    print(f"graded in {seconds:.0f} s ({per:.1f} s per notebook of wall-clock time); "
-          f"{full} of {len(grades)} with full marks")
-    print(f"extrapolated to 200 notebooks: {200 * per / 60:.1f} min "
-          f"(target: at most 15 min)")
+    print(
+        f"\n{args.copies} copies of the {args.slug} solution, {args.jobs} job(s), "
+        f"{os.cpu_count()} CPUs, load average {load:.1f} at the start"
+    )
+    print(
+        f"graded in {seconds:.0f} s ({per:.1f} s per notebook of wall-clock time); "
+        f"{full} of {len(grades)} with full marks"
+    )
+    print(
+        f"extrapolated to 200 notebooks: {200 * per / 60:.1f} min "
+        f"(target: at most 15 min)"
+    )
     return 0 if full == len(grades) else 1
 
 
