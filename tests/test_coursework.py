@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 import importlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -26,7 +25,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tools.coursework import build as cwbuild
+from tests.assignments import builds
 from tools.coursework import common, masters, pages, sandbox
 from tools.coursework import grade as cwgrade
 from tools.coursework import student as cwstudent
@@ -34,9 +33,8 @@ from tools.coursework import student as cwstudent
 ROOT = common.ROOT
 
 # COURSEWORK_ONLY=a1_modelling,a3_gaussian limits a run to some assignments (while
-# writing one); CI runs them all.
-_ONLY = {s for s in os.environ.get("COURSEWORK_ONLY", "").split(",") if s}
-SLUGS = sorted(s for s in masters.master_paths() if not _ONLY or s in _ONLY)
+# writing one); CI runs them all. The builds are shared with tests/test_grading.py.
+SLUGS = builds.SLUGS
 JOBS = 2
 # building the assignments and grading notebooks: a slow lane (make test-fast skips it)
 SLOW = pytest.mark.slow
@@ -125,11 +123,8 @@ def mistake_groups(solution: Path, mistakes: list[dict]) -> list[list[int]]:
 
 
 @pytest.fixture(scope="session")
-def built(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("assignments")
-    if SLUGS:
-        cwbuild.build(SLUGS, out=out, jobs=JOBS)
-    return out
+def built() -> Path:
+    return builds.built()
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,6 @@ import copy
 import csv
 import io
 import json
-import os
 import re
 import signal
 import subprocess
@@ -28,6 +27,7 @@ import psutil
 import pytest
 import sympy as sp
 
+from tests.assignments import builds
 from tests.assignments.attacks import ATTACKS
 from tools.coursework import build as cwbuild
 from tools.coursework import common, masters, sandbox, scan, tester, wire
@@ -39,11 +39,10 @@ MARK = "PWNED_BY_AN_ATTACK"
 TAG = "grading-attack-process"
 # CPU seconds per notebook: a solution needs about 5 here (a machine four times
 # slower passes); the endless loop of one attack burns all of them
-LIMITS = sandbox.Limits(cpu=40, wall_s=400)
-ONLY = {s for s in os.environ.get("COURSEWORK_ONLY", "").split(",") if s}
+LIMITS = sandbox.Limits(cpu=30, wall_s=400)
 SLOW_MARKS = [
     pytest.mark.slow,
-    pytest.mark.skipif(bool(ONLY) and SLUG not in ONLY, reason="COURSEWORK_ONLY"),
+    pytest.mark.skipif(SLUG not in builds.SLUGS, reason="COURSEWORK_ONLY"),
     pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed"),
 ]
 
@@ -89,11 +88,9 @@ def _leftovers() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def a1(tmp_path_factory) -> Path:
-    """Assignment 1, built."""
-    out = tmp_path_factory.mktemp("build")
-    cwbuild.build([SLUG], out=out, jobs=1)
-    return out
+def a1() -> Path:
+    """Assignment 1, built (with the others, once for all the coursework tests)."""
+    return builds.built()
 
 
 def _malformed(folder: Path, solution: dict, student: dict) -> dict[str, tuple]:
@@ -127,11 +124,11 @@ def _malformed(folder: Path, solution: dict, student: dict) -> dict[str, tuple]:
     moved["cells"] = [c for c in moved["cells"] if c not in checks] + checks[::-1]
     save("moved_checks.ipynb", moved)
     expected["moved_checks"] = ("graded", 18.0)
-    save("SHOUTING.IPYNB", solution)
-    expected["SHOUTING"] = ("graded", 18.0)
-    save("frank/a1_modelling.ipynb", solution)
-    save("frank/.ipynb_checkpoints/a1_modelling-checkpoint.ipynb", student)
-    expected["frank"] = ("graded", 18.0)
+    save("SHOUTING.IPYNB", student)
+    expected["SHOUTING"] = ("graded", 0.0)
+    save("frank/a1_modelling.ipynb", student)
+    save("frank/.ipynb_checkpoints/a1_modelling-checkpoint.ipynb", solution)
+    expected["frank"] = ("graded", 0.0)
     save("grace/notes.txt", None, raw=b"I could not finish")
     expected["grace"] = ("invalid", 0.0)
     (folder / "dir.ipynb").mkdir()

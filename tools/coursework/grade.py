@@ -26,6 +26,7 @@ Spreadsheet formulas are neutralised: a cell that begins with ``=``, ``+``, ``-`
 
 from __future__ import annotations
 
+import atexit
 import csv
 import datetime
 import fcntl
@@ -245,6 +246,12 @@ class Worker:
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
+        self.spawn()
+        self.wait_ready()
+
+    def spawn(self) -> None:
+        """Start the tester process (call from a thread that outlives it: the
+        kernel kills the tester when the thread that started it ends)."""
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
             [str(ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
@@ -265,6 +272,8 @@ class Worker:
             env=env,
             start_new_session=True,  # Ctrl-C reaches the grading process only
         )
+
+    def wait_ready(self) -> None:
         ready = self._recv(600)
         if not isinstance(ready, dict) or ready.get("op") != "ready":
             message = ready.get("message", "") if isinstance(ready, dict) else ready
@@ -285,8 +294,12 @@ class Worker:
                 except (EOFError, OSError, wire.WireError) as exc:
                     return f"the tester stopped: {exc}"
 
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
     def grade(self, task: dict, timeout: float) -> dict:
-        if self.proc is None or self.proc.poll() is not None:
+        if not self.alive:
             self.start()
         try:
             wire.write_frame(self.proc.stdin.fileno(), task)
@@ -730,7 +743,7 @@ def _run(
         tasks.put(item)
     done: queue.Queue = queue.Queue()
     stop = threading.Event()
-    pool = [Worker(master, unsafe) for _ in range(workers)]
+    pool: list[Worker] = []
 
     def work(worker: Worker, slot: int):
         try:
@@ -753,17 +766,20 @@ def _run(
                 if stop.is_set():
                     return
                 done.put((entry, sha, result))
-        finally:
+        except BaseException:
             worker.stop()
+            raise
 
-    threads = [
-        threading.Thread(target=work, args=(w, i), daemon=True)
-        for i, w in enumerate(pool)
-    ]
     previous = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     interrupted = False
+    threads: list[threading.Thread] = []
     try:
+        pool.extend(_workers(master, unsafe, workers))
+        threads = [
+            threading.Thread(target=work, args=(w, i), daemon=True)
+            for i, w in enumerate(pool)
+        ]
         for t in threads:
             t.start()
         remaining = len(todo)
@@ -793,9 +809,42 @@ def _run(
     finally:
         signal.signal(signal.SIGTERM, previous)
         stop.set()
+        if interrupted:
+            _stop_workers()
+    return interrupted
+
+
+# Testers stay up between runs of one process (their imports and the master's setup
+# are paid once); each dies with this process at the latest.
+_POOL: dict[tuple[str, bool], list[Worker]] = {}
+
+
+def _workers(master: Path, unsafe: bool, count: int) -> list[Worker]:
+    """``count`` ready testers of ``master``, started from this thread."""
+    pool = _POOL.setdefault((str(Path(master).resolve()), unsafe), [])
+    pool[:] = [w for w in pool if w.alive]
+    new = [Worker(master, unsafe) for _ in range(count - len(pool))]
+    for w in new:
+        w.spawn()
+    try:
+        for w in new:
+            w.wait_ready()
+    except BaseException:
+        for w in new:
+            w.stop()
+        raise
+    pool.extend(new)
+    return pool[:count]
+
+
+def _stop_workers() -> None:
+    for pool in _POOL.values():
         for w in pool:
             w.stop()
-    return interrupted
+        pool.clear()
+
+
+atexit.register(_stop_workers)
 
 
 def _write_outputs(out: Path, info: dict, grades: list[Grade]) -> None:
