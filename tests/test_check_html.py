@@ -1,6 +1,6 @@
 """The page check's rules on small notebooks: each fails on the defect it names."""
 
-from .check_html import notebook_failures, widget_failures
+from tools.check_html import notebook_failures, widget_failures
 
 PNG = "iVBORw0KGgo="  # the rules compare outputs, they do not decode them
 VIEW = "application/vnd.jupyter.widget-view+json"
@@ -128,7 +128,7 @@ def test_a_page_with_fewer_images_than_the_notebook_fails(tmp_path):
     non-inline backend, or whose images were not copied, shows fewer."""
     import json
 
-    from .check_html import static_failures
+    from tools.check_html import static_failures
 
     sources, build = tmp_path / "book", tmp_path / "_build"
     sources.mkdir()
@@ -153,7 +153,7 @@ def test_a_page_with_fewer_images_than_the_notebook_fails(tmp_path):
 
 
 def test_the_student_edition_is_checked_against_its_own_sources(tmp_path):
-    from .check_html import sources_and_build
+    from tools.check_html import sources_and_build
 
     main_html = tmp_path / "_build" / "html"
     main_html.mkdir(parents=True)
@@ -166,3 +166,17 @@ def test_the_student_edition_is_checked_against_its_own_sources(tmp_path):
     )
     sources, build = sources_and_build(main_html)
     assert build == tmp_path / "_build" and sources.name == "book"
+
+
+def test_a_page_that_shows_a_rubric_or_a_model_answer_fails():
+    from tools.check_html import instructor_lines, leak_failures
+
+    lines = instructor_lines()
+    assert len(lines) >= 10  # every assignment has a rubric and a model answer
+    line = lines[0]
+    words = line.split()
+    page = f"<p>{' '.join(words[:3])} <em>{' '.join(words[3:])}</em></p>"
+    assert leak_failures(page, "guide.html", lines) == [
+        f"guide.html: shows instructors' material: {line[:60]!r}"
+    ]
+    assert leak_failures("<p>The assignments of this part.</p>", "p.html", lines) == []

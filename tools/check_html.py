@@ -1,6 +1,6 @@
 """Check the built HTML book: self-contained pages that show their formulas and figures.
 
-Run after ``make book``: ``python tests/check_html.py [_build/html]``. The outputs
+Run after ``make book``: ``python -m tools.check_html [_build/html]``. The outputs
 of the chapters are read from the execution cache next to the HTML directory
 (``_build/.jupyter_cache``), as the build rendered them.
 
@@ -31,6 +31,10 @@ of the chapters are read from the execution cache next to the HTML directory
    (``mjx-container`` elements, no ``merror``), renders the snapshots of its saved
    widgets with their images (at least as many ``<img>`` in the rendered page as in
    its HTML plus its snapshots), and shows no traceback.
+
+5. No page of the edition, whatever its part, shows a rubric of the assignments or a
+   model answer of their written questions (:func:`leak_failures`): those are for
+   instructors only (``_build/assignments/<slug>/rubric.md``).
 
 Points 2 and 3 on a notebook are :func:`notebook_failures`, also used by the test
 that executes the chapters.
@@ -273,6 +277,43 @@ def static_failures(page: Path, build: Path, sources: Path) -> tuple[list[str], 
     return list(dict.fromkeys(failures)), text.count("<img") + widget_images(state)
 
 
+def _plain(text: str) -> str:
+    """Text with its tags removed, entities decoded and spaces collapsed."""
+    import html
+
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", text)).split())
+
+
+def instructor_lines() -> list[str]:
+    """Distinctive lines of the rubrics and of the written questions' model answers
+    (plain prose, at least 40 characters, no formula or markup to render)."""
+    root = Path(__file__).resolve().parents[1]
+    from tools.coursework import masters
+
+    lines = []
+    for rubric in sorted((root / "book" / "assignments" / "rubrics").glob("*.md")):
+        lines += rubric.read_text(encoding="utf-8").splitlines()
+    for path in masters.master_paths().values():
+        for q in masters.parse_master(path).manual:
+            lines += q.solution
+    out = []
+    for line in lines:
+        line = " ".join(line.split())
+        if len(line) >= 40 and not re.search(r"[$*`|\\_#\[\]<>]", line):
+            out.append(line)
+    return sorted(set(out))
+
+
+def leak_failures(text: str, name: str, lines: list[str]) -> list[str]:
+    """A page that shows a line of a rubric or of a model answer."""
+    plain = _plain(text)
+    return [
+        f"{name}: shows instructors' material: {line[:60]!r}"
+        for line in lines
+        if line in plain
+    ][:3]
+
+
 def _dom(chromium: str, page: Path) -> str:
     with tempfile.TemporaryDirectory() as profile:
         return subprocess.run(
@@ -316,6 +357,10 @@ def main(root: Path) -> int:
         return 1
     sources, build = sources_and_build(root)
     failures, expected_img = [], {}
+    secrets = instructor_lines()
+    for page in sorted(root.rglob("*.html")):
+        text = page.read_text(encoding="utf-8", errors="replace")
+        failures += leak_failures(text, page.relative_to(root).as_posix(), secrets)
     for page in pages:
         page_fail, expected_img[page] = static_failures(page, build, sources)
         failures += page_fail

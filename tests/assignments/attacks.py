@@ -1,0 +1,362 @@
+"""Realistic attacks on grading, graded by tests/test_grading.py (assignment a1).
+
+Each attack is a notebook a student could hand in: the blank student notebook or
+the solution (``base``), with code cells added at the start or the end. Placeholders
+in the code are filled in by the test with real paths of the run, so that an
+attack aims at the files it would aim at on a lecturer's machine:
+
+``{ROOT}`` the repository, ``{OUT}`` the grading output folder (gradebook,
+feedback), ``{SENTINEL}`` a file outside the submission's folder that must never
+be created, ``{MARK}`` a word that must never appear in the gradebook or in any
+feedback, ``{TAG}`` a word in the command line of any process an attack starts
+(none may be left running).
+
+The expected outcome: at most ``max_total`` points (the blank notebook earns 0; an
+attack on top of the solution may keep the solution's full marks, which it earned),
+``flagged`` when the static scan must name it, and ``status`` when it is fixed.
+Every attack is also checked for what it must not do: create the sentinel, change
+the gradebook or another student's feedback, leave a process running.
+"""
+
+ATTACKS = [
+    {
+        "name": "patch otter's test runner so that every test passes",
+        "base": "student",
+        "append": [
+            "import otter.test_files.abstract_test as _t\n"
+            "_t.TestFile.passed_all = property(lambda self: True)\n"
+            "_t.TestFile.grade = property(lambda self: 1.0)\n"
+            "import otter.execute\n"
+            "otter.execute.Checker = None\n"
+        ],
+        "max_total": 0,
+        "flagged": True,
+    },
+    {
+        "name": "patch doctest so that no example fails",
+        "base": "student",
+        "append": [
+            "import doctest\n"
+            "_run = doctest.DocTestRunner.run\n"
+            "def _always(self, test, *a, **k):\n"
+            "    return doctest.TestResults(0, len(test.examples))\n"
+            "doctest.DocTestRunner.run = _always\n"
+        ],
+        "max_total": 0,
+        "flagged": True,
+    },
+    {
+        "name": "make numpy's comparisons and the builtins always agree",
+        "base": "student",
+        "append": [
+            "import builtins\n"
+            "np.allclose = lambda *a, **k: True\n"
+            "np.isclose = lambda *a, **k: np.array(True)\n"
+            "np.testing.assert_allclose = lambda *a, **k: None\n"
+            "builtins.all = lambda *a: True\n"
+            "builtins.isinstance = lambda *a: True\n"
+        ],
+        "max_total": 0,
+        "flagged": True,
+    },
+    {
+        "name": "redefine the helpers the tests call (Model, simulate, cluster_count)",
+        "base": "student",
+        "append": [
+            "class Model:\n"
+            "    def __init__(self, *a, **k):\n"
+            "        pass\n"
+            "    def attention(self, X):\n"
+            "        return np.zeros((len(X), len(X)))\n"
+            "    def velocity(self, X):\n"
+            "        return np.zeros_like(X)\n"
+            "def attention_matrix(X, beta, Q=None, K=None, normalization='sa'):\n"
+            "    return np.zeros((len(X), len(X)))\n"
+            "def velocity(X, beta, Q=None, K=None, V=None, normalization='sa'):\n"
+            "    return np.zeros_like(X)\n"
+            "def cluster_count(X, delta):\n"
+            "    return 1\n"
+            "def sample_sphere(n, d, rng=None):\n"
+            "    return np.ones((n, d)) / np.sqrt(d)\n"
+        ],
+        "max_total": 0,
+        "flagged": False,
+    },
+    {
+        "name": "act only while grading: patch the tests when otter is loaded",
+        "base": "student",
+        "append": [
+            "import sys, os\n"
+            "if 'otter' in sys.modules or 'GRADING' in os.environ:\n"
+            "    np.allclose = lambda *a, **k: True\n"
+            "    for _m in list(sys.modules):\n"
+            "        if _m.startswith('otter'):\n"
+            "            sys.modules[_m] = None\n"
+        ],
+        "max_total": 0,
+        "flagged": True,
+    },
+    {
+        "name": "write a forged results.json and a code-running results.pkl, then exit",
+        "base": "student",
+        "append": [
+            "import json, os, pickle\n"
+            "class _Boom:\n"
+            "    def __reduce__(self):\n"
+            "        return (os.system, ('touch {SENTINEL}',))\n"
+            "json.dump({'score': 18, 'tests': []}, open('results.json', 'w'))\n"
+            "pickle.dump(_Boom(), open('results.pkl', 'wb'))\n"
+            "os._exit(0)\n"
+        ],
+        "max_total": 0,
+        "flagged": True,
+        "status": "failed",
+    },
+    {
+        "name": "a detached process that rewrites the gradebook and a classmate's "
+        "feedback after grading",
+        "base": "solution",
+        "append": [
+            "import subprocess, sys\n"
+            "_code = ('import time; time.sleep(3); '\n"
+            '         \'open("{OUT}/gradebook.csv", "a").write("{MARK}\\\\n"); \'\n'
+            '         \'open("{OUT}/feedback/victim.md", "w").write("{MARK}"); \'\n'
+            '         \'open("{SENTINEL}", "w").write("{MARK}")\')\n'
+            "subprocess.Popen([sys.executable, '-c', _code, '{TAG}'],\n"
+            "                 start_new_session=True, stdin=subprocess.DEVNULL,\n"
+            "                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        ],
+        "max_total": 18,
+        "flagged": True,
+    },
+    {
+        "name": "a double-forked daemon that outlives its parent",
+        "base": "solution",
+        "append": [
+            "import os, time\n"
+            "if os.fork() == 0:\n"
+            "    os.setsid()\n"
+            "    if os.fork() == 0:\n"
+            "        os.execvp('sleep', ['sleep', '600', '{TAG}'])\n"
+            "    os._exit(0)\n"
+            "time.sleep(0.5)\n"
+        ],
+        "max_total": 18,
+        "flagged": True,
+    },
+    {
+        "name": "read the hidden tests and the solutions, and show them in feedback",
+        "base": "student",
+        "append": [
+            "import glob\n"
+            "_loot = ''\n"
+            "for _p in (glob.glob('{ROOT}/book/assignments/*.md')\n"
+            "           + glob.glob('{ROOT}/_build/assignments/*/*.zip')\n"
+            "           + glob.glob('{ROOT}/../../**/a1_modelling.md',\n"
+            "                       recursive=True)):\n"
+            "    _loot += open(_p, errors='replace').read()\n"
+            "def attention_matrix(X, beta, Q=None, K=None, normalization='sa'):\n"
+            "    raise ValueError(_loot[-2000:] or 'nothing found')\n"
+        ],
+        "max_total": 0,
+        "flagged": True,
+    },
+    {
+        "name": "write into the lecturer's home directory",
+        "base": "student",
+        "append": [
+            "from pathlib import Path\n"
+            "for _p in [Path.home() / '{MARK}.txt', Path('{SENTINEL}')]:\n"
+            "    try:\n"
+            "        _p.write_text('{MARK}')\n"
+            "    except OSError:\n"
+            "        pass\n"
+        ],
+        "max_total": 0,
+        "flagged": True,
+    },
+    {
+        "name": "implement questions as one-line wrappers around attnlib",
+        "base": "student",
+        "append": [
+            "def attention_matrix(X, beta, Q=None, K=None, normalization='sa'):\n"
+            "    return Model(beta=beta, Q=Q, K=K, normalization=normalization)"
+            ".attention(X)\n"
+            "def velocity(X, beta, Q=None, K=None, V=None, normalization='sa'):\n"
+            "    return Model(beta=beta, Q=Q, K=K, V=V, normalization=normalization)"
+            ".velocity(X)\n"
+            "def euler_step(X, h, beta, Q=None, K=None, V=None, normalization='sa'):\n"
+            "    _m = Model(beta=beta, Q=Q, K=K, V=V, normalization=normalization)\n"
+            "    return simulate(_m, X, t_final=h, dt=h, method='euler').final\n"
+        ],
+        "max_total": 0,
+        "flagged": False,
+        "library": ["q1_attention", "q2_velocity", "q3_euler_step"],
+    },
+    {
+        "name": "the same wrappers through references taken before grading",
+        "base": "student",
+        "append": [
+            "import attnlib.attention as _att\n"
+            "_attention = _att.Model.attention\n"
+            "def attention_matrix(X, beta, Q=None, K=None, normalization='sa'):\n"
+            "    _m = _att.Model(beta=beta, Q=Q, K=K, normalization=normalization)\n"
+            "    return _attention(_m, X)\n"
+        ],
+        "max_total": 0,
+        "flagged": False,
+        "library": ["q1_attention"],
+    },
+    {
+        "name": "switch the library guard off inside the function",
+        "base": "student",
+        "append": [
+            "import sys\n"
+            "def attention_matrix(X, beta, Q=None, K=None, normalization='sa'):\n"
+            "    _hook = sys.getprofile()\n"
+            "    sys.setprofile(None)\n"
+            "    try:\n"
+            "        return Model(beta=beta, Q=Q, K=K, normalization=normalization)"
+            ".attention(X)\n"
+            "    finally:\n"
+            "        sys.setprofile(_hook)\n"
+        ],
+        "max_total": 4,
+        "flagged": True,
+    },
+    {
+        "name": "a hundred detached processes",
+        "base": "student",
+        "append": [
+            "import subprocess\n"
+            "_procs = []\n"
+            "for _i in range(100):\n"
+            "    try:\n"
+            "        _procs.append(subprocess.Popen(['sleep', '600', '{TAG}'],\n"
+            "                                       start_new_session=True))\n"
+            "    except OSError:\n"
+            "        break\n"
+        ],
+        "max_total": 0,
+        "flagged": True,
+    },
+    {
+        "name": "a fork bomb",
+        "base": "student",
+        "prepend": [
+            "import os\n"
+            "for _i in range(8):  # 256 processes wanted\n"
+            "    try:\n"
+            "        os.fork()\n"
+            "    except OSError:\n"
+            "        pass\n"
+        ],
+        "max_total": 0,
+        "flagged": True,
+    },
+    {
+        "name": "take all the memory",
+        "base": "solution",
+        "append": ["_hog = [np.ones(2**27) for _ in range(64)]  # 64 GiB\n"],
+        "max_total": 18,
+        "flagged": False,
+        "status": "graded",
+    },
+    {
+        "name": "fill the disk",
+        "base": "solution",
+        "append": [
+            "with open('big.bin', 'wb') as _fh:\n"
+            "    for _ in range(4096):\n"
+            "        _fh.write(b'0' * 2**20)\n"
+        ],
+        "max_total": 18,
+        "flagged": False,
+        "status": "graded",
+    },
+    {
+        "name": "burn CPU for ever",
+        "base": "student",
+        "append": ["while True:\n    pass\n"],
+        "max_total": 0,
+        "flagged": False,
+        "status": "timeout",
+    },
+    {
+        "name": "burn CPU in background processes",
+        "base": "solution",
+        "append": [
+            "import multiprocessing as _mp\n"
+            "def _spin():\n"
+            "    while True:\n"
+            "        pass\n"
+            "for _i in range(8):\n"
+            "    _mp.Process(target=_spin, daemon=False).start()\n"
+        ],
+        "max_total": 18,
+        "flagged": True,
+    },
+    {
+        "name": "kill the grading process",
+        "base": "student",
+        "append": [
+            "import os, signal\n"
+            "for _pid in (os.getppid(), 1):\n"
+            "    try:\n"
+            "        os.kill(_pid, signal.SIGKILL)\n"
+            "    except OSError:\n"
+            "        pass\n"
+            "os.killpg(0, signal.SIGKILL)\n"
+        ],
+        "max_total": 0,
+        "flagged": True,
+    },
+    {
+        "name": "forge the messages to the tester",
+        "base": "student",
+        "append": [
+            "import os, json, struct\n"
+            "_msg = json.dumps({'op': 'executed', 'answers': {}, 'errors': [],\n"
+            "                   'scores': {'q1_attention': 4}}).encode()\n"
+            "for _fd in range(3, 40):\n"
+            "    try:\n"
+            "        os.write(_fd, struct.pack('>Q', len(_msg)) + _msg)\n"
+            "    except OSError:\n"
+            "        pass\n"
+        ],
+        "max_total": 0,
+        "flagged": True,
+    },
+    {
+        "name": "return objects that equal everything",
+        "base": "student",
+        "append": [
+            "class _Yes(np.ndarray):\n"
+            "    pass\n"
+            "class _Anything:\n"
+            "    shape = (6, 6)\n"
+            "    def __eq__(self, other):\n"
+            "        return True\n"
+            "    def __array__(self, *a, **k):\n"
+            "        return np.zeros((6, 6))\n"
+            "    def sum(self, *a, **k):\n"
+            "        return np.ones(6)\n"
+            "def attention_matrix(X, beta, Q=None, K=None, normalization='sa'):\n"
+            "    return _Anything()\n"
+            "t_merge = _Anything()\n"
+            "clusters_at_20 = _Anything()\n"
+        ],
+        "max_total": 0,
+        "flagged": False,
+    },
+    {
+        "name": "sympy answers that run code when the tests parse them",
+        "base": "student",
+        "append": [
+            "norm_rate = \"__import__('os').system('touch {SENTINEL}')\"\n"
+            "theta_rate = sp.Function('exit')(theta)\n"
+        ],
+        "max_total": 0,
+        "flagged": False,
+    },
+]

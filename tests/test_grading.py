@@ -1,0 +1,777 @@
+"""Grading that students cannot cheat or sabotage, and results a lecturer cannot lose.
+
+The slow tests grade Assignment 1 with ``make grade``'s grader: one run with the
+attacks of ``tests/assignments/attacks.py``, the inputs Jupyter accepts, the broken
+ones and a correct notebook (the victim); a regrade that must keep a hand-graded
+column; an interrupted run, a second run beside it and its resumption; and the
+guide's recipe for adding a question. The fast tests check the pieces: the plain-data
+messages, the formula parser, the static scan, the lenient notebook reader, the
+gradebook's merge and its spreadsheet safety, the lock and the feedback.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+import pytest
+import sympy as sp
+
+from tests.assignments import builds
+from tests.assignments.attacks import ATTACKS
+from tools.coursework import build as cwbuild
+from tools.coursework import common, masters, sandbox, scan, tester, wire
+from tools.coursework import grade as cwgrade
+
+ROOT = common.ROOT
+SLUG = "a1_modelling"
+MARK = "PWNED_BY_AN_ATTACK"
+TAG = "grading-attack-process"
+# CPU seconds per notebook: a solution needs about 5 here (a machine four times
+# slower passes); the endless loop of one attack burns all of them
+LIMITS = sandbox.Limits(cpu=30, wall_s=400)
+SLOW_MARKS = [
+    pytest.mark.slow,
+    pytest.mark.skipif(SLUG not in builds.SLUGS, reason="COURSEWORK_ONLY"),
+    pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed"),
+]
+
+
+def slow(func):
+    """Grades notebooks in sandboxes: a slow lane (make test-fast skips it)."""
+    for mark in SLOW_MARKS:
+        func = mark(func)
+    return func
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:40]
+
+
+def _notebook(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def _code_cell(source: str) -> dict:
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": f"c{abs(hash(source)) % 10**8:08d}",
+        "metadata": {},
+        "outputs": [],
+        "source": source.splitlines(keepends=True),
+    }
+
+
+def _leftovers() -> list[str]:
+    """Processes an attack started, or any process of a sandbox's user."""
+    out = []
+    for p in psutil.process_iter(["pid", "uids", "cmdline"]):
+        try:
+            cmd = " ".join(p.info["cmdline"] or [])
+            uid = p.info["uids"].real if p.info["uids"] else 0
+        except (psutil.Error, TypeError):
+            continue
+        if TAG in cmd or uid >= sandbox.UID_BASE:
+            out.append(f"{p.info['pid']} uid {uid}: {cmd[:80]}")
+    return out
+
+
+@pytest.fixture(scope="module")
+def a1() -> Path:
+    """Assignment 1, built (with the others, once for all the coursework tests)."""
+    return builds.built()
+
+
+def _malformed(folder: Path, solution: dict, student: dict) -> dict[str, tuple]:
+    """Inputs that Jupyter accepts, and broken ones; expected (status, total)."""
+    expected = {}
+
+    def save(name, nb, status="graded", total=18.0, raw=None):
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(raw if raw is not None else json.dumps(nb).encode())
+        return path
+
+    save("bom.ipynb", None, raw=b"\xef\xbb\xbf" + json.dumps(solution).encode())
+    expected["bom"] = ("graded", 18.0)
+    extra = copy.deepcopy(solution)
+    extra["an_unknown_field"] = {"x": 1}
+    for cell in extra["cells"]:
+        cell["an_unknown_field"] = [1, 2]
+    save("unknown_fields.ipynb", extra)
+    expected["unknown_fields"] = ("graded", 18.0)
+    kernel = copy.deepcopy(solution)
+    kernel["metadata"]["kernelspec"] = {
+        "name": "conda-env-course-py",
+        "display_name": "Python (course)",
+        "language": "python",
+    }
+    save("kernel.ipynb", kernel)
+    expected["kernel"] = ("graded", 18.0)
+    moved = copy.deepcopy(solution)
+    checks = [c for c in moved["cells"] if "grader.check" in "".join(c["source"])]
+    moved["cells"] = [c for c in moved["cells"] if c not in checks] + checks[::-1]
+    save("moved_checks.ipynb", moved)
+    expected["moved_checks"] = ("graded", 18.0)
+    save("SHOUTING.IPYNB", student)
+    expected["SHOUTING"] = ("graded", 0.0)
+    save("frank/a1_modelling.ipynb", student)
+    save("frank/.ipynb_checkpoints/a1_modelling-checkpoint.ipynb", solution)
+    expected["frank"] = ("graded", 0.0)
+    save("grace/notes.txt", None, raw=b"I could not finish")
+    expected["grace"] = ("invalid", 0.0)
+    (folder / "dir.ipynb").mkdir()
+    expected["dir"] = ("invalid", 0.0)
+    (folder / "link.ipynb").symlink_to(folder / "does-not-exist.ipynb")
+    expected["link"] = ("invalid", 0.0)
+    save("=cmd|' -C calc'!A0.ipynb", student)
+    expected["=cmd|' -C calc'!A0"] = ("graded", 0.0)
+    save("truncated.ipynb", None, raw=json.dumps(solution).encode()[:500])
+    expected["truncated"] = ("invalid", 0.0)
+    save("zero_bytes.ipynb", None, raw=b"")
+    expected["zero_bytes"] = ("invalid", 0.0)
+    save("no_code.ipynb", {**solution, "cells": []})
+    expected["no_code"] = ("empty", 0.0)
+    save("notes.txt", None, raw=b"not a notebook")
+    expected["notes"] = ("invalid", 0.0)
+    save("r_kernel.ipynb", {**solution, "metadata": {"kernelspec": {"language": "R"}}})
+    expected["r_kernel"] = ("invalid", 0.0)
+    (folder / ".DS_Store").write_bytes(b"\0")
+    return expected
+
+
+@pytest.fixture(scope="module")
+def attacked(a1, tmp_path_factory) -> dict:
+    """One run: the victim, every attack, and the malformed inputs."""
+    folder = tmp_path_factory.mktemp("attack-submissions")
+    out = tmp_path_factory.mktemp("attack-grades")
+    sentinel = tmp_path_factory.mktemp("outside") / "sentinel"
+    solution = _notebook(a1 / SLUG / "solution" / f"{SLUG}.ipynb")
+    student = _notebook(a1 / SLUG / "student" / f"{SLUG}.ipynb")
+    (folder / "victim.ipynb").write_text(json.dumps(solution))
+    fill = {
+        "{ROOT}": str(ROOT),
+        "{OUT}": str(out),
+        "{SENTINEL}": str(sentinel),
+        "{MARK}": MARK,
+        "{TAG}": TAG,
+    }
+    names = {}
+    for attack in ATTACKS:
+        nb = copy.deepcopy(solution if attack["base"] == "solution" else student)
+        cells = []
+        for key in ("prepend", "append"):
+            for src in attack.get(key, []):
+                for k, v in fill.items():
+                    src = src.replace(k, v)
+                cells.append((key, _code_cell(src)))
+        first = next(i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code")
+        for key, cell in cells:
+            if key == "prepend":
+                nb["cells"].insert(first + 1, cell)
+            else:
+                nb["cells"].append(cell)
+        name = f"attack_{_slug(attack['name'])}"
+        (folder / f"{name}.ipynb").write_text(json.dumps(nb))
+        names[name] = attack
+    malformed = _malformed(folder, solution, student)
+    # the victim's feedback of an earlier run, which an attack tries to rewrite
+    (out / "feedback").mkdir(parents=True)
+    grades = cwgrade.grade(SLUG, folder, build_root=a1, out=out, jobs=2, limits=LIMITS)
+    time.sleep(5)  # longer than the delayed writers of the attacks wait
+    return {
+        "grades": {g.student: g for g in grades},
+        "attacks": names,
+        "malformed": malformed,
+        "out": out,
+        "folder": folder,
+        "sentinel": sentinel,
+        "leftovers": _leftovers(),
+        "build": a1,
+    }
+
+
+@slow
+@pytest.mark.parametrize("attack", ATTACKS, ids=lambda a: _slug(a["name"]))
+def test_attack(attacked, attack):
+    name = f"attack_{_slug(attack['name'])}"
+    g = attacked["grades"][name]
+    assert g.total <= attack["max_total"], (g.total, g.reason, g.cases)
+    if attack.get("flagged"):  # a notebook that also failed keeps that status
+        assert g.flags and g.status in ("flagged", "failed", "timeout"), g.reason
+        assert g.reason.startswith("flagged: "), g.reason
+    elif attack.get("flagged") is False:
+        assert g.status != "flagged", g.reason
+    if attack.get("status"):
+        assert g.status == attack["status"], (g.status, g.reason)
+    feedback = attacked["out"] / "feedback" / f"{cwgrade.safe_name(name)}.md"
+    feedback = feedback.read_text()
+    for q in attack.get("library", []):
+        assert g.scores[q] == 0 and "without the library" in g.library[q], g.library
+        assert "without the library" in feedback
+    # nothing outside the submission's folder, no hidden test in its feedback
+    assert not attacked["sentinel"].exists()
+    assert not (Path.home() / f"{MARK}.txt").exists()
+    secret = masters.secrets(masters.parse_master(masters.master_paths()[SLUG]))
+    for line in secret["hidden"] + secret["solution"]:
+        assert line not in feedback, line
+
+
+@slow
+def test_attacks_leave_the_victim_the_gradebook_and_the_machine_intact(attacked):
+    victim = attacked["grades"]["victim"]
+    assert victim.status == "graded" and victim.total == 18, victim.reason
+    out = attacked["out"]
+    gradebook = (out / "gradebook.csv").read_text()
+    assert MARK not in gradebook
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert MARK not in path.read_text(errors="replace"), path
+    victim_feedback = (out / "feedback" / "victim.md").read_text()
+    assert "Autograded score: **18 / 18**" in victim_feedback
+    assert attacked["leftovers"] == [], attacked["leftovers"]
+    assert _leftovers() == []
+    assert not attacked["sentinel"].exists()
+    # the folder of submissions is as it was given (no notebook wrote into it)
+    names = {p.name for p in attacked["folder"].iterdir()}
+    assert not any(n.startswith(("results", "big")) for n in names)
+
+
+@slow
+def test_malformed_inputs_each_get_their_row(attacked):
+    grades = attacked["grades"]
+    for student, (status, total) in attacked["malformed"].items():
+        assert student in grades, f"no row for {student}: {sorted(grades)}"
+        g = grades[student]
+        assert (g.status, g.total) == (status, total), (student, g.reason)
+        if status != "graded":
+            assert g.reason, student
+    rows = list(
+        csv.reader(io.StringIO((attacked["out"] / "gradebook.csv").read_text()))
+    )
+    cells = [c for row in rows for c in row]
+    assert not any(c.startswith(cwgrade.DANGEROUS) for c in cells)
+    assert "'=cmd|' -C calc'!A0" in cells
+    files = {r[rows[0].index("file")] for r in rows[1:]}
+    assert "frank/a1_modelling.ipynb" in files and "notes.txt" in files
+    assert ".DS_Store" not in files
+
+
+@slow
+def test_regrading_keeps_the_hand_graded_column_and_earlier_results(attacked, capsys):
+    out, folder = attacked["out"], attacked["folder"]
+    path = out / "gradebook.csv"
+    rows = list(csv.DictReader(io.StringIO(path.read_text())))
+    header = list(rows[0]) + ["ta_comment"]
+    for row in rows:
+        row["ta_comment"] = ""
+        if row["student"] == "victim":
+            row["q6_explain"], row["ta_comment"] = "2", "clear, complete answer"
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, header, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    path.write_text(buf.getvalue())
+    # one student hands in a corrected notebook; nothing else changed
+    (folder / "no_code.ipynb").write_bytes((folder / "victim.ipynb").read_bytes())
+    capsys.readouterr()
+    grades = cwgrade.grade(
+        SLUG, folder, build_root=attacked["build"], out=out, jobs=2, limits=LIMITS
+    )
+    err = capsys.readouterr().err
+    assert re.search(r"grading 1 of \d+ file", err), err
+    rows = {r["student"]: r for r in csv.DictReader(io.StringIO(path.read_text()))}
+    assert rows["victim"]["q6_explain"] == "2"
+    assert rows["victim"]["ta_comment"] == "clear, complete answer"
+    assert rows["no_code"]["total"] == "18" and rows["no_code"]["status"] == "graded"
+    assert len(rows) == len(grades)
+    history = sorted((out / "history").glob("gradebook-*.csv"))
+    assert history and "no_code" in history[-1].read_text()
+    old = sorted((out / "history" / "feedback").glob("no_code-*.md"))
+    assert old and "Not graded (empty)" in old[-1].read_text()
+
+
+def _start(cmd) -> subprocess.Popen:
+    """Start a grading run; return once it has graded its first notebook."""
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
+    )
+    lines = []
+    while True:
+        line = proc.stderr.readline()
+        assert line, f"the run ended before grading a notebook: {lines}"
+        lines.append(line)
+        if re.match(r"\[1/\d+\]", line):
+            return proc
+
+
+@slow
+def test_interrupted_run_stops_fast_and_resumes(a1, tmp_path):
+    """Ctrl-C stops a run within seconds and writes what is done; a second run
+    beside it refuses; a run killed outright (SIGKILL) leaves no process and no
+    temporary file; the next run grades only what is left."""
+    solution = _notebook(a1 / SLUG / "solution" / f"{SLUG}.ipynb")
+    folder, out = tmp_path / "subs", tmp_path / "grades"
+    folder.mkdir()
+    for i in range(5):
+        nb = copy.deepcopy(solution)
+        nb["cells"].append(_code_cell(f"# student {i}\n"))
+        (folder / f"s{i}.ipynb").write_text(json.dumps(nb))
+    cmd = [
+        sys.executable,
+        "-m",
+        "tools.coursework",
+        "grade",
+        SLUG,
+        str(folder),
+        "--build-root",
+        str(a1),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--timeout",
+        str(LIMITS.cpu),
+    ]
+    proc = _start(cmd)
+    # a second run of the same assignment refuses while the first one runs
+    with pytest.raises(common.CourseworkError, match="another grading"):
+        cwgrade.grade(SLUG, folder, build_root=a1, out=out, limits=LIMITS)
+    start = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    stopped = time.monotonic() - start
+    assert proc.returncode == 130
+    assert stopped < 30, f"Ctrl-C took {stopped:.1f} s"
+    rows = list(csv.DictReader((out / "gradebook.csv").open()))
+    assert 1 <= len(rows) < 5 and all(r["total"] == "18" for r in rows)
+    first = len(rows)
+    time.sleep(2)
+    assert _leftovers() == []
+    # killed outright: the testers and their sandboxes die with the run
+    proc = _start(cmd)
+    proc.kill()
+    proc.wait(timeout=60)
+    time.sleep(3)
+    assert _leftovers() == []
+    assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
+    state = json.loads((out / ".state.json").read_text())
+    assert first < len(state["results"]) < 5  # what it graded was saved at once
+    grades = cwgrade.grade(SLUG, folder, build_root=a1, out=out, jobs=2, limits=LIMITS)
+    assert sorted(g.student for g in grades) == [f"s{i}" for i in range(5)]
+    assert all(g.total == 18 for g in grades)
+    rows = list(csv.DictReader((out / "gradebook.csv").open()))
+    assert len(rows) == 5
+
+
+@slow
+def test_the_guides_recipe_adds_a_question(a1, tmp_path):
+    """Follow "Adding or changing a question" of the instructor's guide on a copy of
+    Assignment 1: copy a question from BEGIN QUESTION to END QUESTION, give it the
+    next name and its points, write the solution, the EXPECTED values and tests
+    whose points add up to the question's; the assignment builds, the solution gets
+    full marks, the blank notebook none, and the conventions still hold."""
+    from tests.test_coursework import check_conventions
+
+    guide = (ROOT / "book" / "coursework" / "guide.md").read_text()
+    recipe = guide[guide.index("## Adding or changing a question") :]
+    for step in (
+        "# BEGIN QUESTION",
+        "points",
+        "implement:",
+        "# BEGIN EXPECTED",
+        "expected[",
+        "add up",
+        "make assignments",
+    ):
+        assert step in recipe, f"the recipe no longer says {step!r}"
+    text = masters.master_paths()[SLUG].read_text()
+    start = text.index("```{raw-cell}\n# BEGIN QUESTION\nname: q3_euler_step")
+    end = text.index("# END QUESTION\n```", start) + len("# END QUESTION\n```")
+    block = text[start:end]
+    new = block.replace(
+        "name: q3_euler_step\npoints: 3\nimplement: [euler_step]",
+        "name: q4_two_steps\npoints: 2\nimplement: [two_steps]",
+    ).replace(
+        "## Question 3: one layer of the Transformer (implement, 3 points)",
+        "## Question 4: two layers (implement, 2 points)",
+    )
+    sol_start = new.index("```{raw-cell}\n# BEGIN SOLUTION")
+    tests_end = new.index("```{raw-cell}\n# END TESTS")
+    new = (
+        new[:sol_start]
+        + '''```{raw-cell}
+# BEGIN SOLUTION
+```
+
+```{code-cell} ipython3
+def two_steps(X, h, beta):
+    """Two layers: two Euler steps with retraction."""
+    # BEGIN SOLUTION NO PROMPT
+    return euler_step(euler_step(X, h, beta), h, beta)
+    # END SOLUTION
+    """ # BEGIN PROMPT
+    raise NotImplementedError("Student exercise: two layers")
+    """ # END PROMPT
+```
+
+```{raw-cell}
+# END SOLUTION
+```
+
+```{raw-cell}
+# BEGIN EXPECTED
+```
+
+```{code-cell} ipython3
+from attnlib import Model as _Model, simulate as _simulate
+
+expected["q4_two"] = _simulate(_Model(beta=2.0), sample_sphere(8, 3, rng=71),
+                               t_final=0.2, dt=0.1, method="euler").final
+```
+
+```{raw-cell}
+# END EXPECTED
+```
+
+```{raw-cell}
+# BEGIN TESTS
+```
+
+```{code-cell} ipython3
+""" # BEGIN TEST CONFIG
+points: 1
+""" # END TEST CONFIG
+_Y = np.asarray(two_steps(sample_sphere(8, 3, rng=71), 0.1, 2.0))
+assert np.allclose(_Y, expected["q4_two"]), "two layers are two Euler steps"
+```
+
+```{code-cell} ipython3
+""" # BEGIN TEST CONFIG
+hidden: true
+points: 1
+""" # END TEST CONFIG
+_X = sample_sphere(9, 4, rng=72)
+_ref = simulate(Model(beta=1.0), _X, t_final=0.6, dt=0.3, method="euler").final
+assert np.allclose(two_steps(_X, 0.3, 1.0), _ref)
+```
+
+'''
+        + new[tests_end:]
+    )
+    # the new question goes after Question 3; the later ones move up by one
+    for old_q, new_q in (
+        ("q6_explain", "q7_explain"),
+        ("q5_clusters", "q6_clusters"),
+        ("q4_derive", "q5_derive"),
+    ):
+        text = text.replace(old_q, new_q)
+    text = text[:end] + "\n\n" + new + text[end:]
+    masters_dir = tmp_path / "assignments"
+    (masters_dir / "rubrics").mkdir(parents=True)
+    master = masters_dir / f"{SLUG}.md"
+    master.write_text(text)
+    rubric = (common.RUBRICS / f"{SLUG}.md").read_text()
+    (masters_dir / "rubrics" / f"{SLUG}.md").write_text(rubric)
+    check_conventions(master)
+    out = tmp_path / "build"
+    wheel = cwbuild.build_wheel(tmp_path / "wheel")
+    cwbuild.build_assignment(SLUG, master, wheel, out)
+    info = json.loads((out / SLUG / "questions.json").read_text())
+    assert [q["name"] for q in info["questions"]][3] == "q4_two_steps"
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    (folder / "solution.ipynb").write_bytes(
+        (out / SLUG / "solution" / f"{SLUG}.ipynb").read_bytes()
+    )
+    (folder / "blank.ipynb").write_bytes(
+        (out / SLUG / "student" / f"{SLUG}.ipynb").read_bytes()
+    )
+    grades = {
+        g.student: g
+        for g in cwgrade.grade(
+            SLUG,
+            folder,
+            build_root=out,
+            out=tmp_path / "grades",
+            jobs=2,
+            limits=LIMITS,
+            master=master,
+        )
+    }
+    assert grades["solution"].total == 20 and grades["solution"].status == "graded"
+    assert grades["solution"].scores["q4_two_steps"] == 2
+    assert grades["blank"].total == 0
+
+
+# ---------------------------------------------------------------- the pieces (fast)
+
+
+def test_plain_data_round_trip():
+    x, t = sp.symbols("x t", positive=True)
+    values = [
+        1,
+        2.5,
+        float("nan"),
+        True,
+        None,
+        "text",
+        (1, 2.0),
+        {1.0: "a", "sa": [3]},
+        1 + 2j,
+        np.arange(6.0).reshape(2, 3),
+        np.int64(3),
+        np.array(["dirac"]),
+        sp.exp(x) * sp.besseli(2, t) / 2,
+        sp.Matrix([[x, 1]]),
+        sp.Symbol(r"\beta"),
+        sp.Piecewise((x, t > 1), (0, True)),
+        sp.Function("g")(t),
+    ]
+    for v in values:
+        d = wire.decode(json.loads(json.dumps(wire.encode(v))))
+        if isinstance(v, np.ndarray):
+            assert d.dtype == v.dtype and np.array_equal(d, v)
+        elif isinstance(v, float) and v != v:
+            assert d != d
+        else:
+            assert d == v and type(d) is type(v), (v, d)
+    assert isinstance(wire.decode(wire.encode(lambda: 1)), wire.Opaque)
+    assert isinstance(wire.decode(wire.encode(np.array([object()]))), wire.Opaque)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Matrix([\'__import__("os").system("true")\'])',
+        "Symbol('x').__class__",
+        "__import__('os')",
+        "Poly('x**2')",
+        "Add(Symbol('x'), 'y')",
+        "Symbol('x); import os')",
+        "Function('exit')(Integer(0))",
+        "Function('os.system')(Integer(1))",
+        "Integer(1) + Integer(2)",
+        "Symbol('x', positive='yes')",
+    ],
+)
+def test_sympy_reader_refuses_code(text):
+    with pytest.raises(wire.WireError):
+        wire.parse_srepr(text)
+
+
+def test_formula_parser_refuses_code(tmp_path):
+    tester.install_safe_parser()
+    target = tmp_path / "ran"
+    assert sp.sympify("2*exp(b*g)/n + sqrt(x)") == 2 * sp.exp(
+        sp.Symbol("b") * sp.Symbol("g")
+    ) / sp.Symbol("n") + sp.sqrt(sp.Symbol("x"))
+    for text in [
+        f"__import__('os').system('touch {target}')",
+        "x.__class__",
+        "exec('1')",
+        "lambdify(x, x)",
+        "[x for x in y]",
+    ]:
+        with pytest.raises((ValueError, sp.SympifyError)):
+            sp.sympify(text)
+    assert not target.exists()
+
+
+def test_scan_flags_what_a_human_should_read():
+    assert (
+        scan.scan_cells(
+            [
+                "import otter\ngrader = otter.Notebook('a.ipynb')",
+                "grader.check('q1')",
+                "import numpy as np\nX = np.ones(3)\nplt.savefig('figure.png')",
+            ]
+        )
+        == []
+    )
+    cases = {
+        "import doctest": "doctest",
+        "import numpy as np\nnp.allclose = lambda *a: True": "np.allclose",
+        "import os\nos._exit(0)": "os._exit",
+        "import subprocess": "subprocess",
+        "open('/etc/passwd').read()": "/etc/passwd",
+        "f.__code__": "__code__",
+        "getattr(__builtins__, 'ex' + 'ec')": "getattr",
+        "import sys\nsys.setprofile(None)": "sys.setprofile",
+        "from pathlib import Path\nPath.home()": "Path.home",
+        "import otter\notter.test_files.x = 1": "otter.test_files",
+        "import pickle": "pickle",
+        "open('../../gradebook.csv', 'w')": "../../gradebook.csv",
+    }
+    for code, word in cases.items():
+        found = scan.scan_cells([code])
+        assert any(word in f for f in found), (code, found)
+
+
+def test_reader_accepts_what_jupyter_accepts(tmp_path):
+    nb = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {"kernelspec": {"name": "my-env", "language": "python"}},
+        "cells": [
+            {"cell_type": "markdown", "source": "# T", "extra": 1},
+            {"cell_type": "code", "source": ["x = 1\n", "y = 2"], "unknown": {}},
+        ],
+    }
+    path = tmp_path / "a.ipynb"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(nb).encode())
+    assert cwgrade.read_notebook(path) == (["x = 1\ny = 2"], "", "")
+    v3 = {
+        "nbformat": 3,
+        "worksheets": [{"cells": [{"cell_type": "code", "input": "z = 3"}]}],
+    }
+    path.write_text(json.dumps(v3))
+    assert cwgrade.read_notebook(path)[0] == ["z = 3"]
+    for raw, status in [
+        (b"", "invalid"),
+        (b'{"cells": [', "invalid"),
+        (b'{"hello": 1}', "invalid"),
+        (b"\xff\xfe\x00", "invalid"),
+        (json.dumps({"cells": []}).encode(), "empty"),
+    ]:
+        path.write_bytes(raw)
+        cells, got, reason = cwgrade.read_notebook(path)
+        assert cells is None and got == status and reason, raw
+
+
+def test_collect_gives_every_file_a_row(tmp_path):
+    (tmp_path / "a.ipynb").write_text("{}")
+    (tmp_path / "B.IPYNB").write_text("{}")
+    (tmp_path / "c.txt").write_text("x")
+    (tmp_path / "d.ipynb").mkdir()
+    (tmp_path / "e").mkdir()
+    (tmp_path / "e" / "work.ipynb").write_text("{}")
+    (tmp_path / "f").mkdir()
+    (tmp_path / "f" / "a1_modelling.ipynb").write_text("{}")
+    (tmp_path / "f" / "scratch.ipynb").write_text("{}")
+    (tmp_path / "g").mkdir()
+    (tmp_path / "h.ipynb").symlink_to(tmp_path / "missing")
+    (tmp_path / ".ipynb_checkpoints").mkdir()
+    entries, hidden = cwgrade.collect(tmp_path, "a1_modelling")
+    rows = {e.student: (e.problem, e.rel) for e in entries}
+    assert rows == {
+        "a": ("", "a.ipynb"),
+        "B": ("", "B.IPYNB"),
+        "c": ("invalid", "c.txt"),
+        "d": ("invalid", "d.ipynb"),
+        "e": ("", "e/work.ipynb"),
+        "f": ("", "f/a1_modelling.ipynb"),
+        "f/scratch.ipynb": ("invalid", "f/scratch.ipynb"),
+        "g": ("invalid", "g"),
+        "h": ("invalid", "h.ipynb"),
+    }
+    assert hidden == 1
+
+
+def _grade(student, total=3.0, status="graded"):
+    return cwgrade.Grade(
+        student, status, scores={"q1": total, "q2": 0.0}, file=f"{student}.ipynb"
+    )
+
+
+QUESTIONS = [
+    {"name": "q1", "points": 3, "manual": False},
+    {"name": "q2", "points": 2, "manual": False},
+    {"name": "q3", "points": 2, "manual": True},
+]
+
+
+def test_gradebook_merges_and_neutralises_formulas(tmp_path):
+    path, history = tmp_path / "gradebook.csv", tmp_path / "history"
+    cwgrade.write_gradebook(
+        path, [_grade("alice"), _grade("=cmd|' /C calc'!A0")], QUESTIONS, history
+    )
+    rows = list(csv.reader(path.open()))
+    assert rows[0] == ["student", "q1", "q2", "q3", "total", "status", "reason", "file"]
+    assert all(not c.startswith(cwgrade.DANGEROUS) for r in rows for c in r)
+    # a teaching assistant fills in the written question and adds a column
+    text = path.read_text().splitlines()
+    text[0] += ",comment"
+    text = [text[0]] + [
+        line.replace(",3,0,,3,", ",3,0,2,3,") + (",+good" if "alice" in line else ",")
+        for line in text[1:]
+    ]
+    path.write_text("\n".join(text) + "\n")
+    cwgrade.write_gradebook(
+        path, [_grade("alice", 1.0), _grade("bob")], QUESTIONS, history
+    )
+    rows = {r["student"]: r for r in csv.DictReader(path.open())}
+    assert rows["alice"]["q1"] == "1" and rows["alice"]["q3"] == "2"
+    assert rows["alice"]["comment"] == "'+good"
+    assert rows["'=cmd|' /C calc'!A0"]["q1"] == "3"  # kept, not in this run
+    assert rows["bob"]["q3"] == ""
+    assert len(list(history.glob("gradebook-*.csv"))) == 1
+
+
+def test_a_second_run_refuses_while_the_first_holds_the_lock(tmp_path):
+    lock = cwgrade.Lock(tmp_path / ".lock", wait=False)
+    try:
+        with pytest.raises(common.CourseworkError, match="another grading"):
+            cwgrade.Lock(tmp_path / ".lock", wait=False)
+    finally:
+        lock.release()
+    cwgrade.Lock(tmp_path / ".lock", wait=False).release()
+
+
+def test_feedback_reads_right_in_jupyterlab_and_shows_no_hidden_test():
+    info = {"title": "A1", "questions": QUESTIONS}
+    g = _grade("alice")
+    g.cases = {
+        "q1": [
+            {
+                "hidden": False,
+                "number": 1,
+                "points": 1,
+                "passed": False,
+                "message": "subtract ⟨x_i, y_i⟩ x_i",
+            },
+            {
+                "hidden": True,
+                "number": 1,
+                "points": 2,
+                "passed": False,
+                "message": "assert secret_hidden_check(X)",
+            },
+        ],
+        "q2": [],
+    }
+    g.library = {"q2": "f runs code of attnlib: write it yourself, without the library"}
+    text = cwgrade.feedback(info, g)
+    assert "⟨x_i, y_i⟩" in text and "secret_hidden_check" not in text
+    assert "Hidden tests: 0 / 2 points (0 of 1 passed)" in text
+    assert "without the library" in text
+    assert "Graded by hand, separately: `q3` (2 points)" in text
+
+
+def test_grading_refuses_without_a_sandbox(monkeypatch):
+    monkeypatch.setattr(sandbox, "bwrap", lambda: None)
+    with pytest.raises(common.CourseworkError, match="bubblewrap"):
+        sandbox.require(unsafe=False)
+    sandbox.require(unsafe=True)
+    with pytest.raises(common.CourseworkError, match="limit cpu"):
+        sandbox.Limits(cpu=0)
+
+
+def test_make_grade_and_ci_know_the_sandbox():
+    makefile = (ROOT / "Makefile").read_text()
+    assert "--unsafe-no-sandbox" in makefile
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "bubblewrap" in ci
+    readme = (ROOT / "README.md").read_text()
+    assert "bubblewrap" in readme
