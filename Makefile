@@ -104,3 +104,16 @@ clean-coursework:
 
 distclean: clean
 	rm -rf $(VENV) book/_vendor
+
+# ---------------------------------------------------------------------- release
+# make dist: the sdist and wheel of attnlib in dist/, built offline in .venv (no
+# isolated build environment to download) and checked with twine. The sdist holds the
+# library, README, the licences and pyproject.toml only (MANIFEST.in); the version is
+# attnlib/_version.py's. tests/test_release.py installs the wheel in a fresh venv.
+.PHONY: dist
+
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --no-isolation --sdist --wheel --outdir dist .
+	rm -rf build attnlib.egg-info
+	$(BIN)/twine check --strict dist/*

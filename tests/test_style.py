@@ -6,7 +6,14 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PATHS = ["attnlib", "tests", "benchmarks", "book/figures", "book/vendor_assets.py"]
+PATHS = [
+    "attnlib",
+    "tests",
+    "benchmarks",
+    "book/figures",
+    "book/vendor_assets.py",
+    "bookext",
+]
 
 
 def _ruff(*args):
