@@ -1,16 +1,28 @@
-"""Sphinx extension of the book: its version, licence footer and static pages.
+"""Sphinx extension of the book: its version, licence footer and reference pages.
 
 Loaded by ``_config.yml`` (``sphinx.local_extensions``). It sets Sphinx's ``version``
 and ``release`` from :mod:`attnlib._version` (the one version string of the project)
 and fills ``{release}`` in the theme's footer, so that every page names the version
-and the licences of what it shows.
+and the licences of what it shows; it writes the pages of the "Library reference"
+part (:mod:`bookext.apiref`) before the sources are read; and it makes pages that
+need no kernel (:mod:`bookext.static`): widgets as precomputed explorers, progress
+bars from their final state, no widget scripts; and it writes the notebooks of the
+chapters beside the pages and links them (:mod:`bookext.notebooks`); for the PDF,
+players print their last frame and solutions are left out (:mod:`bookext.latex`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from pathlib import Path
+
 from attnlib._version import __version__
+
+from .apiref import escape_type_stars, resolve_reexport, write_pages
+from .latex import PlayerFrames, latex_settings
+from .notebooks import add_links, build_finished
+from .static import StaticProgressBars, externalise_frames, setup_environment
 
 
 def _config_inited(app: Any, config: Any) -> None:
@@ -22,6 +34,22 @@ def _config_inited(app: Any, config: Any) -> None:
         config.html_theme_options = options
 
 
+def _api_pages(app: Any, config: Any) -> None:
+    write_pages(Path(app.srcdir))
+
+
 def setup(app: Any) -> dict:
     app.connect("config-inited", _config_inited)
+    # before sphinx-external-toc (priority 900) reads the toc and its globs
+    app.connect("config-inited", _api_pages, priority=100)
+    app.connect("missing-reference", resolve_reexport)
+    app.connect("autodoc-process-docstring", escape_type_stars, priority=600)
+    setup_environment()
+    app.add_post_transform(StaticProgressBars)
+    # after myst-nb (500) has added the page's scripts
+    app.connect("html-page-context", externalise_frames, priority=900)
+    app.connect("html-page-context", add_links)
+    app.connect("build-finished", build_finished)
+    app.add_transform(PlayerFrames)
+    app.connect("builder-inited", latex_settings)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,70 @@
+"""The PDF (``make pdf``): what a page shows with scripts, printed as pictures.
+
+* :class:`PlayerFrames`: a ``to_jshtml`` player (an HTML output, whose text form is
+  ``<IPython.core.display.HTML object>``) also gets an ``image/png`` output, its last
+  frame, which the LaTeX builder prefers to the text; the HTML builder still picks
+  the player. The static explorers of the widgets carry their PNG already, and
+  progress bars print as one line (:mod:`bookext.static`).
+* :func:`latex_settings`: for a LaTeX build, the exercises' solutions are left out
+  (sphinx-exercise's ``hide_solutions``): a reader of the PDF finds them in the HTML
+  book and the notebooks.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx.transforms import SphinxTransform
+
+FRAME = re.compile(r'frames\[(\d+)\] = "data:image/png;base64,([A-Za-z0-9+/=]+)"')
+
+
+def last_frame(player: str) -> bytes | None:
+    """The PNG of the last frame of a matplotlib ``to_jshtml`` player."""
+    if 'class="animation"' not in player:
+        return None
+    frames = {int(i): b64 for i, b64 in FRAME.findall(player)}
+    if not frames:
+        return None
+    return base64.b64decode(frames[max(frames)])
+
+
+class PlayerFrames(SphinxTransform):
+    """An ``image/png`` beside every player's HTML in the notebook outputs."""
+
+    default_priority = 500
+
+    def apply(self, **kwargs: Any) -> None:
+        folder = Path(self.app.outdir).parent / "jupyter_execute" / "players"
+        for bundle in list(self.document.findall(nodes.container)):
+            if bundle.get("nb_element") != "mime_bundle":
+                continue
+            kinds = [c.get("mime_type") for c in bundle.children]
+            if "text/html" not in kinds or "image/png" in kinds:
+                continue
+            png = last_frame(bundle.children[kinds.index("text/html")].astext())
+            if png is None:
+                continue
+            path = folder / (hashlib.sha256(png).hexdigest()[:20] + ".png")
+            if not path.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(png)
+            uri = "/" + os.path.relpath(path.resolve(), self.app.srcdir)
+            image = nodes.image(
+                uri=uri, alt="The last frame of the animation shown in the HTML book."
+            )
+            holder = nodes.container(mime_type="image/png")
+            holder += image
+            bundle += holder
+
+
+def latex_settings(app: Any) -> None:
+    """``builder-inited``: a LaTeX build leaves out the exercises' solutions."""
+    if app.builder.format == "latex":
+        app.config.hide_solutions = True

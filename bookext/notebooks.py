@@ -1,0 +1,227 @@
+"""Runnable notebooks of the chapters: a reader's, with outputs, and a student's,
+without the solutions of the exercises.
+
+``make book`` writes them at the end of the build (``build-finished``) into
+``<html>/notebooks/`` and every chapter page links both (:func:`add_links`);
+``python -m bookext.notebooks [BUILD]`` writes them again from a built book.
+
+* ``<chapter>.ipynb`` (reader): every cell, with the outputs of the build (from the
+  execution cache, as the page shows them). Widgets are saved as the figure of their
+  default values (their static explorer and snapshot are dropped: a notebook viewer
+  cannot run them and Jupyter redraws them live when the cell runs), progress bars
+  not at all (they redraw when the cell runs).
+* ``<chapter>-student.ipynb``: the chapter without the ``{solution-start}`` ...
+  ``{solution-end}`` blocks and without outputs.
+
+Both start with a cell that installs ``attnlib`` (with the plotting extras, at the
+version of the book) when it cannot be imported, so that a notebook runs on a hub,
+on Binder or on Colab on its own.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import yaml
+
+from attnlib._version import __version__
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = "notebooks"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+FENCE = re.compile(r"^(`{3,}|:{3,})\{(solution-start|solution-end|solution)\}")
+END = re.compile(r"^(`{3,}|:{3,})\{solution-end\}")
+
+
+def install_source(repository: str | None = None) -> str:
+    """The first cell: install attnlib (``[all]``, this version) if it is missing."""
+    spec = f"attnlib[all]=={__version__}"
+    if repository:
+        spec = f"attnlib[all] @ git+{repository.rstrip('/')}@v{__version__}"
+    return (
+        "# Run this cell first: it installs attnlib, the library of the book, when it\n"
+        "# is missing (on Colab, Binder or a hub), and does nothing otherwise.\n"
+        "import importlib.util\n"
+        "import subprocess\n"
+        "import sys\n"
+        "\n"
+        'if importlib.util.find_spec("attnlib") is None:\n'
+        f'    subprocess.check_call([sys.executable, "-m", "pip", "install", '
+        f"{spec!r}])"
+    )
+
+
+def strip_solutions(text: str) -> str:
+    """A MyST chapter without its ``{solution-start}`` ... ``{solution-end}`` blocks
+    and ``{solution}`` directives (sphinx-exercise), everything between included."""
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if m is None:
+            out.append(lines[i])
+            i += 1
+            continue
+        marker, kind = m.group(1), m.group(2)
+        if kind == "solution-end":
+            raise ValueError(f"a {{solution-end}} without its start, line {i + 1}")
+        j = i + 1
+        if kind == "solution-start":
+            while j < len(lines) and not END.match(lines[j]):
+                j += 1
+            if j == len(lines):
+                raise ValueError(f"a {{solution-start}} without its end, line {i + 1}")
+            marker = END.match(lines[j]).group(1)
+            j += 1
+        while j < len(lines) and lines[j].rstrip() != marker:
+            j += 1
+        i = j + 1
+    return "".join(out)
+
+
+def _keep_output(output: dict) -> dict | None:
+    """An output as the reader notebook keeps it (None: dropped)."""
+    data = output.get("data")
+    if data is None:
+        return output
+    if WIDGET_VIEW in data:
+        if "image/png" not in data:  # a progress bar or a bare widget: redrawn live
+            return None
+        data = {k: v for k, v in data.items() if k != WIDGET_VIEW}
+    if "attnlib-explorer" in "".join(data.get("text/html", "")):
+        data = {k: v for k, v in data.items() if k != "text/html"}
+    out = copy.deepcopy(output)
+    out["data"] = data
+    return out
+
+
+def _first_cell(repository: str | None) -> Any:
+    cell = nbformat.v4.new_code_cell(install_source(repository))
+    cell.metadata["tags"] = ["install-attnlib"]
+    return cell
+
+
+def _finish(nb: Any, repository: str | None) -> Any:
+    nb.metadata.pop("widgets", None)
+    nb.metadata.pop("source_map", None)
+    nb.metadata.pop("jupytext", None)
+    nb.metadata["kernelspec"] = {
+        "display_name": "Python 3",
+        "language": "python",
+        "name": "python3",
+    }
+    nb.cells.insert(0, _first_cell(repository))
+    nb.nbformat, nb.nbformat_minor = 4, 5
+    for k, cell in enumerate(nb.cells):
+        cell.setdefault("id", f"cell-{k}")
+    nbformat.validate(nb)
+    return nb
+
+
+def reader_notebook(source: Path, build: Path, repository: str | None = None) -> Any:
+    """The executed chapter (outputs of the build's execution cache)."""
+    from jupyter_cache import get_cache
+    from myst_nb.core.read import read_myst_markdown_notebook
+
+    nb = read_myst_markdown_notebook(source.read_text(encoding="utf-8"), path=source)
+    _, merged = get_cache(str(build / ".jupyter_cache")).merge_match_into_notebook(nb)
+    for cell in merged.cells:
+        if cell.cell_type == "code":
+            kept = [_keep_output(o) for o in cell.get("outputs", [])]
+            cell.outputs = [o for o in kept if o is not None]
+    return _finish(merged, repository)
+
+
+def student_notebook(source: Path, repository: str | None = None) -> Any:
+    """The chapter without the solutions of its exercises, without outputs."""
+    import jupytext
+
+    nb = jupytext.reads(strip_solutions(source.read_text(encoding="utf-8")), "md")
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return _finish(nb, repository)
+
+
+def chapters(root: Path = ROOT) -> list[Path]:
+    """The chapters (MyST notebooks) listed in ``_toc.yml``."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    files = [toc["root"]] + [
+        c["file"]
+        for part in toc.get("parts", [])
+        for c in part.get("chapters", [])
+        if "file" in c
+    ]
+    paths = [root / f"{f}.md" for f in files]
+    return [p for p in paths if p.exists() and "kernelspec" in p.read_text()[:600]]
+
+
+def repository_url(root: Path = ROOT) -> str | None:
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    return (config.get("repository") or {}).get("url") or None
+
+
+def write_notebooks(root: Path, build: Path, html: Path) -> list[Path]:
+    """Write the reader and student notebooks of every chapter into ``html/OUT``."""
+    out = html / OUT
+    out.mkdir(parents=True, exist_ok=True)
+    url = repository_url(root)
+    written = []
+    for source in chapters(root):
+        for path, nb in (
+            (out / f"{source.stem}.ipynb", reader_notebook(source, build, url)),
+            (out / f"{source.stem}-student.ipynb", student_notebook(source, url)),
+        ):
+            nbformat.write(nb, path)
+            written.append(path)
+    return written
+
+
+def build_finished(app: Any, exception: Exception | None) -> None:
+    """``build-finished`` (HTML): the notebooks beside the pages."""
+    if exception is not None or app.builder.format != "html":
+        return
+    root = Path(app.srcdir)
+    write_notebooks(root, root / "_build", Path(app.builder.outdir))
+
+
+def add_links(
+    app: Any, pagename: str, templatename: str, context: dict, doctree: Any
+) -> None:
+    """``html-page-context``: a chapter page links its two notebooks at the top."""
+    if app.builder.format != "html" or not pagename.startswith("book/"):
+        return
+    source = Path(app.srcdir) / f"{pagename}.md"
+    if source not in chapters(Path(app.srcdir)) or "body" not in context:
+        return
+    name = source.stem
+    reader = context["pathto"](f"{OUT}/{name}.ipynb", 1)
+    student = context["pathto"](f"{OUT}/{name}-student.ipynb", 1)
+    links = (
+        '<p class="attnlib-notebooks">Run this chapter: '
+        f'<a href="{reader}" download>notebook with outputs</a> · '
+        f'<a href="{student}" download>student notebook (no solutions)</a> '
+        "(each installs attnlib when it runs where it is missing).</p>"
+    )
+    body = context["body"]
+    at = body.find("</h1>")
+    at = at + len("</h1>") if at >= 0 else 0
+    context["body"] = body[:at] + links + body[at:]
+
+
+def main(argv: list[str]) -> int:
+    build = Path(argv[0]) if argv else ROOT / "_build"
+    written = write_notebooks(ROOT, build, build / "html")
+    print(json.dumps([str(p) for p in written], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,170 @@
+"""Pages that need no kernel: explorers, progress bars and no widget scripts.
+
+The chapters' widgets display, while the book is built, as static explorers
+(:mod:`attnlib.widgets._static`, switched on by ``ATTNLIB_STATIC=1``, which
+:func:`setup_environment` sets for the kernels that execute the chapters). What is
+left of ipywidgets in the executed notebooks is the progress bars of ``tqdm.auto``;
+this module renders them from their saved final state, so the pages need neither
+the widget manager nor require.js (several MB of scripts that also asked for fonts
+that do not exist offline).
+
+* :class:`StaticProgressBars` (a post-transform that runs before myst-nb picks a
+  mime type): a widget view whose model is a tqdm bar becomes an HTML ``<progress>``
+  with its description and count (HTML) or one line of text (LaTeX), from the final
+  value of the bar, never the ``0%`` text of its first display.
+* :func:`externalise_frames` (``html-page-context``): the frames of a static
+  explorer, inline ``data:`` URIs in the notebook's output, become image files under
+  ``_images/explorer/`` that a reader's browser fetches only when a control asks for
+  them, and the saved widget state (read above) is not embedded in the page.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx.transforms.post_transforms import SphinxPostTransform
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+MODEL_ID = re.compile(r'model_id\\?"\s*:\s*\\?"([0-9a-f]{16,})')
+EXPLORER = re.compile(
+    r'(<div class="attnlib-explorer" id="[^"]+">)(.*?)(<script>\(function)', re.S
+)
+DATA_URI = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=]+)")
+
+
+def setup_environment() -> None:
+    """Kernels started by this build display widgets as static explorers."""
+    os.environ["ATTNLIB_STATIC"] = "1"
+
+
+def widget_state(env: Any, docname: str) -> dict:
+    """The saved ipywidgets state of a notebook page (model id -> model)."""
+    js = getattr(env, "nb_metadata", {}).get(docname, {}).get("js_files", {})
+    entry = js.get("ipywidgets_state")
+    if not entry:
+        return {}
+    body = entry[1].get("body", "{}")
+    return json.loads(body).get("state", {})
+
+
+def progress_bar(state: dict, model_id: str) -> dict | None:
+    """Description, count and total of a tqdm bar, or None for another widget.
+
+    ``tqdm.notebook`` draws a bar as an ``HBox`` of an ``HTML`` (description and
+    percentage), a ``FloatProgress`` (value and max) and an ``HTML`` (count, rate).
+    The labels are refreshed at most every ``mininterval``, the value at every
+    refresh and when the bar closes: the count is taken from the value.
+    """
+    box = state.get(model_id)
+    if not box or box.get("model_name") != "HBoxModel":
+        return None
+    kids = [
+        state.get(str(c).removeprefix("IPY_MODEL_"), {})
+        for c in box["state"].get("children", [])
+    ]
+    names = [k.get("model_name") for k in kids]
+    if names != ["HTMLModel", "FloatProgressModel", "HTMLModel"]:
+        return None
+    left = html.unescape(kids[0]["state"].get("value", ""))
+    desc = re.sub(r"\s*\d+%\s*$", "", left.replace("\u2007", " ")).rstrip(": ")
+    bar = kids[1]["state"]
+    value, total = float(bar.get("value", 0)), float(bar.get("max", 0))
+    style = bar.get("bar_style", "")
+    return {"desc": desc, "n": value, "total": total, "failed": style == "danger"}
+
+
+def _count(x: float) -> str:
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:g}"
+
+
+def progress_html(bar: dict) -> str:
+    n, total = _count(bar["n"]), _count(bar["total"])
+    label = html.escape(bar["desc"] or "progress")
+    state = "stopped" if bar["failed"] else "done"
+    return (
+        '<div class="attnlib-progress output">'
+        f'<span class="attnlib-progress-label">{label}</span> '
+        f'<progress value="{bar["n"]:g}" max="{bar["total"]:g}" '
+        f'aria-label="{label}">{n}/{total}</progress> '
+        f"<span>{n}/{total} ({state})</span></div>"
+    )
+
+
+def progress_text(bar: dict) -> str:
+    state = "stopped" if bar["failed"] else "done"
+    count = f"{_count(bar['n'])}/{_count(bar['total'])}"
+    return f"{bar['desc'] or 'progress'}: {count} ({state})"
+
+
+class StaticProgressBars(SphinxPostTransform):
+    """Progress bars from their final state, before a mime type is chosen."""
+
+    default_priority = 3  # myst-nb's SelectMimeType runs at 4
+
+    def run(self, **kwargs: Any) -> None:
+        docname = self.env.path2doc(self.document["source"])
+        state = widget_state(self.env, docname) if docname else {}
+        if not state:
+            return
+        html_out = self.app.builder.format == "html"
+        for bundle in list(self.document.findall(nodes.container)):
+            if bundle.get("nb_element") != "mime_bundle":
+                continue
+            kinds = [c.get("mime_type") for c in bundle.children]
+            if WIDGET_VIEW not in kinds:
+                continue
+            m = MODEL_ID.search(bundle.children[kinds.index(WIDGET_VIEW)].astext())
+            bar = progress_bar(state, m.group(1)) if m else None
+            if bar is None:
+                continue
+            if html_out:
+                new: nodes.Node = nodes.raw("", progress_html(bar), format="html")
+            else:
+                new = nodes.literal_block(progress_text(bar), progress_text(bar))
+                new["classes"] += ["output", "text_plain"]
+            bundle.replace_self(new)
+
+
+def _frame_file(outdir: Path, b64: str) -> str:
+    data = base64.b64decode(b64)
+    name = hashlib.sha256(data).hexdigest()[:20] + ".png"
+    path = outdir / "_images" / "explorer" / name
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return f"_images/explorer/{name}"
+
+
+def externalise_frames(
+    app: Any, pagename: str, templatename: str, context: dict, doctree: Any
+) -> None:
+    """``html-page-context``: explorer frames become files; no widget state script."""
+    scripts = context.get("script_files")
+    if isinstance(scripts, list):
+        scripts[:] = [
+            s
+            for s in scripts
+            if getattr(s, "attributes", {}).get("type") != WIDGET_STATE
+        ]
+    body = context.get("body")
+    if not body or "attnlib-explorer" not in body:
+        return
+    outdir = Path(app.builder.outdir)
+    pathto = context["pathto"]
+
+    def move(match: re.Match) -> str:
+        inner = DATA_URI.sub(
+            lambda d: pathto(_frame_file(outdir, d.group(1)), 1), match.group(2)
+        )
+        return match.group(1) + inner + match.group(3)
+
+    context["body"] = EXPLORER.sub(move, body)
