@@ -1,6 +1,8 @@
 # The book and its library in one environment, .venv, built from requirements.txt.
 #   make book   set up .venv (first time), build the HTML into _build/html
-#   make test   set up .venv (first time), run the whole test suite
+#   make test   set up .venv (first time), run the whole test suite (what CI runs)
+#   make test-fast  the library, its doctests and the widgets only: no grading, no
+#               book build, no chapter execution (pytest -m "not slow")
 #   make lab    JupyterLab with jupytext: the .md chapters open as notebooks
 #   make clean  remove the build output and the execution cache
 # Coursework (lecturers; see the README's Coursework section):
@@ -8,7 +10,7 @@
 #   make grade A=<assignment> SUBMISSIONS=<folder> [TIMEOUT=120]   gradebook, feedback
 #   make student                              the student edition of the book
 # The HTML serves its own MathJax and widget scripts (fetched once with npm), so the
-# built book renders with no network.
+# built book renders with no network. The tools behind these targets are in tools/.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -16,7 +18,7 @@ BIN    := $(CURDIR)/$(VENV)/bin
 STAMP  := $(VENV)/.installed
 RUN    := PATH="$(BIN):$$PATH"
 
-.PHONY: book test lab clean distclean env
+.PHONY: book test test-fast lab clean distclean env execution-cache
 
 env: $(STAMP)
 
@@ -29,29 +31,32 @@ $(STAMP): requirements.txt pyproject.toml
 
 VENDOR := book/_vendor/.complete
 
-$(VENDOR): book/vendor_assets.py
-	$(BIN)/python book/vendor_assets.py
+$(VENDOR): tools/vendor_assets.py
+	$(BIN)/python -m tools.vendor_assets
 
 # The execution cache keys on the chapters' code only: when attnlib or the pinned
 # environment changes (requirements, the kernels' environment set here), drop it so
-# every chapter runs again against this checkout.
-LIBSTAMP := _build/.attnlib-stamp
-
-$(LIBSTAMP): $(shell find attnlib -name '*.py') requirements.txt pyproject.toml Makefile
-	rm -rf _build/.jupyter_cache _build/.doctrees _build/jupyter_execute
-	mkdir -p _build && touch $@
+# every chapter runs again against this checkout. The digest of those files and the
+# rule are in tools/execution.py, which the student edition uses too.
+execution-cache: $(STAMP)
+	$(BIN)/python -m tools.execution _build
 
 # The kernels of the book must pick matplotlib's inline backend to show figures:
 # ipykernel keeps any MPLBACKEND it inherits (Agg would leave only "<Figure ...>" text).
 # --all reads every page again (outputs come from the cache), so that a warning, e.g.
 # a cell writing to stderr, fails every build, not only the one that ran the cell.
-book: $(STAMP) $(VENDOR) $(LIBSTAMP)
+book: $(STAMP) $(VENDOR) execution-cache
 	env -u MPLBACKEND $(RUN) $(BIN)/jupyter-book build . --all -W -n --keep-going
 	@echo
 	@echo "The book is built. Open file://$(CURDIR)/_build/html/index.html"
 
 test: $(STAMP)
 	$(RUN) MPLBACKEND=Agg $(BIN)/python -m pytest
+
+# Day-to-day: everything but the slow lanes (grading notebooks, building or executing
+# the book), which make test and CI run.
+test-fast: $(STAMP)
+	$(RUN) MPLBACKEND=Agg $(BIN)/python -m pytest -m "not slow"
 
 # Double-clicking a chapter (.md) in JupyterLab opens it as a notebook.
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
@@ -68,16 +73,18 @@ clean:
 	rm -rf _build
 
 # ---------------------------------------------------------------------- coursework
-# The logic is in book/coursework.py. An assignment is rebuilt when its master, the
-# script or attnlib changed ($? lists what is newer than the last build).
+# The logic is in tools/coursework/ (one module per command). An assignment is
+# rebuilt when its master, the build's code or attnlib changed ($? lists what is
+# newer than the last build).
 MASTERS   := $(wildcard book/assignments/*.md)
-CW        := $(RUN) $(BIN)/python book/coursework.py
+CW        := $(RUN) $(BIN)/python -m tools.coursework
+CW_TOOLS  := $(addprefix tools/coursework/,build.py masters.py common.py)
 CW_STAMP  := _build/assignments/.built
 TIMEOUT   ?= 120
 
 .PHONY: assignments coursework-pages grade student clean-coursework
 
-$(CW_STAMP): $(MASTERS) book/coursework.py $(shell find attnlib -name '*.py') | $(STAMP)
+$(CW_STAMP): $(MASTERS) $(CW_TOOLS) $(shell find attnlib -name '*.py') | $(STAMP)
 	@$(CW) build --changed $?
 	touch $@
 

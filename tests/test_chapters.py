@@ -9,7 +9,7 @@ import nbclient
 import pytest
 import yaml
 
-from .check_html import notebook_failures
+from tools.check_html import notebook_failures
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,6 +50,7 @@ def test_chapters_are_notebooks():
     assert {"modelling", "clustering", "gaussian", "circle", "extremisers"} <= names
 
 
+@pytest.mark.slow  # executes the book: make test-fast skips it
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_chapter_executes_from_clean_kernel(path):
     nb = jupytext.read(path)

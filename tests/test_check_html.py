@@ -1,6 +1,6 @@
 """The page check's rules on small notebooks: each fails on the defect it names."""
 
-from .check_html import notebook_failures, widget_failures
+from tools.check_html import notebook_failures, widget_failures
 
 PNG = "iVBORw0KGgo="  # the rules compare outputs, they do not decode them
 VIEW = "application/vnd.jupyter.widget-view+json"
@@ -128,7 +128,7 @@ def test_a_page_with_fewer_images_than_the_notebook_fails(tmp_path):
     non-inline backend, or whose images were not copied, shows fewer."""
     import json
 
-    from .check_html import static_failures
+    from tools.check_html import static_failures
 
     sources, build = tmp_path / "book", tmp_path / "_build"
     sources.mkdir()
@@ -153,7 +153,7 @@ def test_a_page_with_fewer_images_than_the_notebook_fails(tmp_path):
 
 
 def test_the_student_edition_is_checked_against_its_own_sources(tmp_path):
-    from .check_html import sources_and_build
+    from tools.check_html import sources_and_build
 
     main_html = tmp_path / "_build" / "html"
     main_html.mkdir(parents=True)

@@ -2,7 +2,7 @@
 
 Generic over the masters in ``book/assignments/``. Each assignment is built once per
 test run (into a temporary folder) and every notebook is graded with ``otter run``
-through ``book/coursework.py``, two at a time: the solution (full marks), the
+through ``tools.coursework``, two at a time: the solution (full marks), the
 unmodified student notebook (zero) and every wrong submission of
 ``tests/assignments/<slug>.py`` (exactly the declared scores; mistakes that affect
 different questions are made together in one notebook, as a student may make them,
@@ -28,17 +28,20 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "book"))
-import coursework as cw  # noqa: E402
+from tools.coursework import build as cwbuild
+from tools.coursework import common, masters, pages
+from tools.coursework import grade as cwgrade
+from tools.coursework import student as cwstudent
 
-sys.path.remove(str(ROOT / "book"))
+ROOT = common.ROOT
 
 # COURSEWORK_ONLY=a1_modelling,a3_gaussian limits a run to some assignments (while
 # writing one); CI runs them all.
 _ONLY = {s for s in os.environ.get("COURSEWORK_ONLY", "").split(",") if s}
-SLUGS = sorted(s for s in cw.master_paths() if not _ONLY or s in _ONLY)
+SLUGS = sorted(s for s in masters.master_paths() if not _ONLY or s in _ONLY)
 JOBS = 2
+# building the assignments and grading notebooks: a slow lane (make test-fast skips it)
+SLOW = pytest.mark.slow
 # Generous: a graded notebook takes 10-20 s; only the hanging one should reach it.
 RUN_TIMEOUT = 600
 
@@ -123,7 +126,7 @@ def mistake_groups(solution: Path, mistakes: list[dict]) -> list[list[int]]:
 def built(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("assignments")
     if SLUGS:
-        cw.build(SLUGS, out=out, jobs=JOBS)
+        cwbuild.build(SLUGS, out=out, jobs=JOBS)
     return out
 
 
@@ -155,7 +158,7 @@ def runs(built, tmp_path_factory) -> dict:
     def run(job):
         key, slug, path = job
         zip_path = built / slug / f"{slug}-autograder.zip"
-        return key, cw.grade_one(path, zip_path, slug, RUN_TIMEOUT, None)
+        return key, cwgrade.grade_one(path, zip_path, slug, RUN_TIMEOUT, None)
 
     with concurrent.futures.ThreadPoolExecutor(JOBS) as pool:
         for key, grade in pool.map(run, jobs):
@@ -196,10 +199,10 @@ SEEDLESS = [
 
 @pytest.mark.parametrize("slug", SLUGS)
 def test_master_follows_the_conventions(slug):
-    path = cw.master_paths()[slug]
+    path = masters.master_paths()[slug]
     header = path.read_text().split("---")[1]
     assert yaml.safe_load(header)["kernelspec"]["name"] == "python3"
-    m = cw.parse_master(path)
+    m = masters.parse_master(path)
     assert m.config.get("init_cell", True) is True
     names = [q.name for q in m.questions]
     assert 4 <= len(names) <= 6, f"{slug}: 4-6 questions, got {len(names)}"
@@ -216,7 +219,7 @@ def test_master_follows_the_conventions(slug):
     code = "\n".join(m.code)
     for pattern, what in SEEDLESS:
         assert not pattern.search(code), f"{slug}: randomness without a seed: {what}"
-    rubric = cw.RUBRICS / f"{slug}.md"
+    rubric = common.RUBRICS / f"{slug}.md"
     assert rubric.exists(), f"{slug}: missing rubric {rubric}"
     text = rubric.read_text()
     assert text.lstrip().startswith("###") and not re.search(r"^#{1,2} ", text, re.M)
@@ -237,6 +240,7 @@ def test_seed_check_catches_seedless_code():
 # ---------------------------------------------------------------- grading
 
 
+@SLOW
 @pytest.mark.parametrize("slug", SLUGS)
 def test_solution_scores_full_marks(runs, built, slug):
     g = runs[(slug, "solution")]
@@ -245,6 +249,7 @@ def test_solution_scores_full_marks(runs, built, slug):
     assert not g.reason, f"the solution raised while grading: {g.reason}"
 
 
+@SLOW
 @pytest.mark.parametrize("slug", SLUGS)
 def test_unmodified_student_notebook_scores_zero(runs, built, slug):
     g = runs[(slug, "student")]
@@ -253,6 +258,7 @@ def test_unmodified_student_notebook_scores_zero(runs, built, slug):
     assert all(v == 0 for v in g.scores.values()), g.scores
 
 
+@SLOW
 @pytest.mark.parametrize("case", MISTAKE_CASES, ids=_mistake_id)
 def test_mistake_loses_exactly_its_points(runs, built, case):
     slug, i = case
@@ -289,13 +295,14 @@ def _strings(obj) -> list[str]:
     return []
 
 
+@SLOW
 @pytest.mark.parametrize("slug", SLUGS)
 def test_student_notebook_hides_solutions_and_hidden_tests(built, slug):
-    secret = cw.secrets(cw.parse_master(cw.master_paths()[slug]))
+    secret = masters.secrets(masters.parse_master(masters.master_paths()[slug]))
     assert secret["solution"] and secret["hidden"], "nothing to look for"
     nb = json.loads((built / slug / "student" / f"{slug}.ipynb").read_text())
     seen = "\n".join(_strings(nb))
-    page = cw._page(slug, built / slug)
+    page = pages._page(slug, built / slug)
     for kind, lines in secret.items():
         for line in lines:
             assert line not in seen, f"{kind} line in the student notebook: {line}"
@@ -306,9 +313,10 @@ def test_student_notebook_hides_solutions_and_hidden_tests(built, slug):
     assert any("NotImplementedError" in s or "= ..." in s for s in sources)
 
 
+@SLOW
 @pytest.mark.parametrize("slug", SLUGS)
 def test_solution_notebook_has_every_test(built, slug):
-    secret = cw.secrets(cw.parse_master(cw.master_paths()[slug]))
+    secret = masters.secrets(masters.parse_master(masters.master_paths()[slug]))
     with zipfile.ZipFile(built / slug / f"{slug}-autograder.zip") as zf:
         tests = "".join(
             zf.read(n).decode() for n in zf.namelist() if n.startswith("tests/")
@@ -324,6 +332,7 @@ def test_solution_notebook_has_every_test(built, slug):
         assert all(w in tests for w in words), line
 
 
+@SLOW
 @pytest.mark.parametrize("slug", SLUGS)
 def test_autograder_zip_is_complete(built, slug):
     with zipfile.ZipFile(built / slug / f"{slug}-autograder.zip") as zf:
@@ -337,38 +346,41 @@ def test_autograder_zip_is_complete(built, slug):
         assert f"tests/{q}.py" in names
     assert {"run_autograder", "setup.sh", "otter_config.json"} <= names
     deps = env["dependencies"]
-    assert f"python={cw.PYTHON_VERSION}" in deps
+    assert f"python={common.PYTHON_VERSION}" in deps
     pip = next(d["pip"] for d in deps if isinstance(d, dict))
-    pins = cw._pins()
-    for pkg in cw.RUNTIME:
+    pins = common.pins()
+    for pkg in common.RUNTIME:
         assert f"{pkg}=={pins[pkg]}" in pip
-    assert f"{cw.GRADESCOPE_FILES}/{Path(wheels[0]).name}" in pip
+    assert f"{common.GRADESCOPE_FILES}/{Path(wheels[0]).name}" in pip
 
 
+@SLOW
 @pytest.mark.parametrize("slug", SLUGS)
 def test_assignment_page(built, slug):
-    page = cw._page(slug, built / slug)
+    page = pages._page(slug, built / slug)
     assert page.startswith("# ")
     assert f"{{download}}`{slug}.ipynb <../notebooks/{slug}.ipynb>`" in page
     for q in _info(built, slug)["questions"]:
         assert f"`{q['name']}`" in page
     assert "otter.Notebook" not in page and "```python\ngrader.check(" not in page
     # relative links of the master (to a chapter, say) still resolve from the page
-    for _, target in cw.LINK.findall(page):
-        if not cw.NOT_RELATIVE.match(target):
-            path = cw.GENERATED / "assignments" / target.partition("#")[0]
+    for _, target in pages.LINK.findall(page):
+        if not pages.NOT_RELATIVE.match(target):
+            path = common.GENERATED / "assignments" / target.partition("#")[0]
             assert path.resolve().exists(), f"{slug}: broken link {target}"
     assert "](../" not in page.replace("](../../../", ""), "a link left unrewritten"
 
 
 def test_relink_points_from_the_page_to_the_same_file():
-    page_dir = cw.GENERATED / "assignments"
+    page_dir = common.GENERATED / "assignments"
     text = "[C](../circle.md#modes), [W](https://x.org/a.md), [A](#q1), $[0, 1](x)$"
-    out = cw._relink(text, page_dir)
+    out = pages._relink(text, page_dir)
     assert out == (
         "[C](../../../circle.md#modes), [W](https://x.org/a.md), [A](#q1), $[0, 1](x)$"
     )
-    assert (page_dir / "../../../circle.md").resolve() == cw.ROOT / "book" / "circle.md"
+    assert (
+        page_dir / "../../../circle.md"
+    ).resolve() == common.ROOT / "book" / "circle.md"
 
 
 # ---------------------------------------------------------------- make grade
@@ -389,6 +401,7 @@ def _hanging(solution: Path, dest: Path) -> Path:
     return dest
 
 
+@SLOW
 def test_grade_folder(built, runs, tmp_path):
     """A right, a wrong (with a cell that raises), a broken and a hanging notebook,
     and an empty one: the gradebook has the expected row for each."""
@@ -420,7 +433,7 @@ def test_grade_folder(built, runs, tmp_path):
     (subs / "notes.txt").write_text("not a notebook: ignored")
 
     out = tmp_path / "grades"
-    cw.grade(slug, subs, build_root=built, out=out, timeout=40, jobs=JOBS)
+    cwgrade.grade(slug, subs, build_root=built, out=out, timeout=40, jobs=JOBS)
 
     rows = {r["student"]: r for r in csv.DictReader(open(out / "gradebook.csv"))}
     assert sorted(rows) == ["a_hanging", "b_right", "c_wrong", "d_broken", "e_empty"]
@@ -459,21 +472,22 @@ def test_grade_folder(built, runs, tmp_path):
         text = (out / "feedback" / f"{name}.md").read_text()
         assert text.startswith("# ")
     feedback = (out / "feedback" / "c_wrong.md").read_text()
-    secret = cw.secrets(cw.parse_master(cw.master_paths()[slug]))
+    secret = masters.secrets(masters.parse_master(masters.master_paths()[slug]))
     for line in secret["hidden"]:
         assert line not in feedback, f"hidden test in the feedback: {line}"
     assert "Hidden tests:" in feedback and "Public test 1" in feedback
     assert sorted(p.name for p in (out / "otter").iterdir()) == ["b_right", "c_wrong"]
 
 
+@SLOW
 def test_grade_rejects_bad_arguments(built, tmp_path):
-    with pytest.raises(cw.CourseworkError, match="no autograder"):
-        cw.grade("no_such_assignment", tmp_path, build_root=built)
+    with pytest.raises(common.CourseworkError, match="no autograder"):
+        cwgrade.grade("no_such_assignment", tmp_path, build_root=built)
     if SLUGS:
-        with pytest.raises(cw.CourseworkError, match="no .ipynb"):
-            cw.grade(SLUGS[0], tmp_path, build_root=built)
-        with pytest.raises(cw.CourseworkError, match="folder"):
-            cw.grade(SLUGS[0], tmp_path / "missing", build_root=built)
+        with pytest.raises(common.CourseworkError, match="no .ipynb"):
+            cwgrade.grade(SLUGS[0], tmp_path, build_root=built)
+        with pytest.raises(common.CourseworkError, match="folder"):
+            cwgrade.grade(SLUGS[0], tmp_path / "missing", build_root=built)
 
 
 def test_unreadable_submissions_are_classified(tmp_path):
@@ -484,7 +498,7 @@ def test_unreadable_submissions_are_classified(tmp_path):
     }
     for name, text in cases.items():
         (tmp_path / name).write_text(text)
-        nb, why = cw._read_submission(tmp_path / name)
+        nb, why = cwgrade._read_submission(tmp_path / name)
         assert nb is None and why, name
 
 
@@ -499,30 +513,34 @@ def test_strip_solutions_keeps_exercises():
         "::::{solution-start} ex2\n::::\n\nMore secrets.\n\n::::{solution-end}\n::::\n"
         "\n````{solution} ex3\nThird secret.\n````\n\nAfter.\n"
     )
-    out = cw.strip_solutions(text)
+    out = cwstudent.strip_solutions(text)
     assert "Do it." in out and "After." in out and "{exercise}" in out
     assert "ecret" not in out and "solution" not in out
-    with pytest.raises(cw.CourseworkError):
-        cw.strip_solutions("```{solution-start} a\n```\nno end\n")
+    with pytest.raises(common.CourseworkError):
+        cwstudent.strip_solutions("```{solution-start} a\n```\nno end\n")
 
 
 def test_chapters_lose_every_solution():
     for chapter in sorted((ROOT / "book").glob("*.md")):
         text = chapter.read_text()
-        out = cw.strip_solutions(text)
+        out = cwstudent.strip_solutions(text)
         assert "{solution" not in out, chapter.name
         assert out.count("{exercise}") == text.count("{exercise}"), chapter.name
 
 
 def test_student_edition_sources(tmp_path):
-    cw.student_sources(tmp_path)
+    cwstudent.student_sources(tmp_path)
     toc = yaml.safe_load((tmp_path / "_toc.yml").read_text())
     files = [c.get("file") for p in toc["parts"] for c in p["chapters"]]
-    assert cw.GUIDE not in files
+    assert common.GUIDE not in files
     assert not (tmp_path / "book" / "assignments").exists()
     assert not (tmp_path / "book" / "coursework" / "guide.md").exists()
     assert "{solution-start}" not in (tmp_path / "book" / "modelling.md").read_text()
     assert (tmp_path / "book" / "_vendor").exists() == (ROOT / "book/_vendor").exists()
+    # the book's pages and figures, and no tooling (scripts, the coursework tools)
+    assert (tmp_path / "book" / "figures" / "readme.png").exists()
+    scripts = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.py"))
+    assert not scripts, scripts
 
 
 def test_student_edition_kernels_show_figures(tmp_path, monkeypatch):
@@ -535,18 +553,18 @@ def test_student_edition_kernels_show_figures(tmp_path, monkeypatch):
         return subprocess.CompletedProcess(cmd, 1)
 
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    monkeypatch.setattr(cw.subprocess, "run", fake_run)
-    with pytest.raises(cw.CourseworkError, match="student edition"):
-        cw.student(out=tmp_path)
+    monkeypatch.setattr(cwstudent.subprocess, "run", fake_run)
+    with pytest.raises(common.CourseworkError, match="student edition"):
+        cwstudent.student(out=tmp_path)
     assert "build" in seen["cmd"] and "-W" in seen["cmd"]
     assert "MPLBACKEND" not in seen["env"]
-    assert str(cw.ROOT) in seen["env"]["PYTHONPATH"]
+    assert str(common.ROOT) in seen["env"]["PYTHONPATH"]
 
 
-def test_coursework_script_is_ruff_clean():
+def test_tools_are_ruff_clean():
     exe = shutil.which("ruff", path=str(Path(sys.executable).parent)) or "ruff"
     for args in (["check"], ["format", "--check"]):
         r = subprocess.run(
-            [exe, *args, "book/coursework.py"], cwd=ROOT, capture_output=True, text=True
+            [exe, *args, "tools"], cwd=ROOT, capture_output=True, text=True
         )
         assert r.returncode == 0, r.stdout + r.stderr

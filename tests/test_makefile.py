@@ -1,14 +1,19 @@
 """The Makefile's rules that the pages and the cache depend on.
 
-A text check of two recipes whose regressions no other test would notice: the book's
+A text check of the recipes whose regressions no other test would notice: the book's
 kernels must not inherit ``MPLBACKEND=Agg`` (figures would become ``<Figure ...>``
-text), and the execution cache must be dropped when the environment changes.
+text), and the execution cache must be dropped when the environment changes, by one
+rule (:mod:`tools.execution`) shared with the student edition.
 """
 
 import re
 from pathlib import Path
 
-MAKEFILE = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+from tools import execution
+from tools.coursework import student
+
+ROOT = Path(__file__).resolve().parents[1]
+MAKEFILE = (ROOT / "Makefile").read_text()
 
 
 def _recipe(target: str) -> tuple[str, str]:
@@ -22,14 +27,54 @@ def test_the_book_is_built_without_mplbackend_and_tests_run_with_agg():
     _, book = _recipe("book")
     assert "jupyter-book build" in book and "env -u MPLBACKEND" in book
     assert "MPLBACKEND=Agg" not in book
-    _, test = _recipe("test")
-    assert "MPLBACKEND=Agg" in test
+    for target in ("test", "test-fast"):
+        _, recipe = _recipe(target)
+        assert "MPLBACKEND=Agg" in recipe, target
 
 
-def test_the_execution_cache_is_dropped_when_the_environment_changes():
-    prereqs, recipe = _recipe("$(LIBSTAMP)")
-    for dep in ("attnlib", "requirements.txt", "pyproject.toml", "Makefile"):
-        assert dep in prereqs, dep
-    assert "_build/.jupyter_cache" in recipe
-    book_prereqs, _ = _recipe("book")
-    assert "$(LIBSTAMP)" in book_prereqs
+def test_test_fast_leaves_out_the_slow_lanes():
+    _, recipe = _recipe("test-fast")
+    assert '-m "not slow"' in recipe
+    _, full = _recipe("test")
+    assert "not slow" not in full  # make test runs everything CI needs
+
+
+def test_the_book_and_the_student_edition_share_one_execution_rule():
+    prereqs, _ = _recipe("book")
+    assert "execution-cache" in prereqs
+    _, recipe = _recipe("execution-cache")
+    assert "-m tools.execution _build" in recipe
+    assert "execution.refresh(" in Path(student.__file__).read_text()
+    names = {p.relative_to(ROOT).as_posix() for p in execution.inputs()}
+    for name in ("requirements.txt", "pyproject.toml", "Makefile"):
+        assert name in names
+    assert any(n.startswith("attnlib/") for n in names)
+
+
+def test_the_execution_cache_is_dropped_when_the_environment_changes(tmp_path):
+    root, build = tmp_path / "repo", tmp_path / "repo" / "_build"
+    (root / "attnlib").mkdir(parents=True)
+    (root / "attnlib" / "core.py").write_text("X = 1\n")
+    (root / "requirements.txt").write_text("numpy==2.4.6\n")
+
+    def fill():
+        for sub in execution.CACHE_DIRS:
+            (build / sub).mkdir(parents=True, exist_ok=True)
+            (build / sub / "entry").write_text("cached")
+
+    fill()
+    assert execution.refresh(build, root)  # no digest stored yet: dropped
+    assert not any((build / sub).exists() for sub in execution.CACHE_DIRS)
+    fill()
+    assert not execution.refresh(build, root)  # nothing changed: kept
+    assert all((build / sub / "entry").exists() for sub in execution.CACHE_DIRS)
+    for path, text in [
+        (root / "attnlib" / "core.py", "X = 2\n"),
+        (root / "requirements.txt", "numpy==2.4.7\n"),
+        (root / "attnlib" / "new.py", ""),
+    ]:
+        path.write_text(text)
+        assert execution.refresh(build, root), path.name
+        assert not (build / ".jupyter_cache").exists()
+        fill()
+        assert not execution.refresh(build, root)

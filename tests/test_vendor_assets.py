@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "book" / "vendor_assets.py"
+SCRIPT = ROOT / "tools" / "vendor_assets.py"
 
 
 def test_unreachable_registry_gives_npm_error(tmp_path):

@@ -5,7 +5,7 @@ The pages need MathJax 3 (mathematics), require.js and the Jupyter widgets HTML 
 exact versions below, checked against their published sha512 integrity, and unpacked
 into ``book/_vendor`` (not tracked), which ``_config.yml`` serves as static files.
 
-Run from the repository root: ``python book/vendor_assets.py [DEST]`` (default
+Run from the repository root: ``python -m tools.vendor_assets [DEST]`` (default
 ``book/_vendor``). npm gives up on an unreachable registry after one quick retry and
 its own error is printed; the ``npm_config_fetch_*`` environment variables override
 the timeouts below for a slow connection.
@@ -44,7 +44,7 @@ LAYOUT = {
     "@jupyter-widgets/html-manager@1.0.6": [("package/dist", "html-manager")],
     "requirejs@2.3.8": [("package/require.js", "require.js")],
 }
-DEST = Path(__file__).resolve().parent / "_vendor"
+DEST = Path(__file__).resolve().parents[1] / "book" / "_vendor"
 # npm's defaults wait up to 5 minutes per request and retry twice with long back-offs,
 # silently: fail within seconds on a refused connection, within minutes on a dead one.
 NPM_FETCH = {

@@ -1,6 +1,6 @@
 """Check the built HTML book: self-contained pages that show their formulas and figures.
 
-Run after ``make book``: ``python tests/check_html.py [_build/html]``. The outputs
+Run after ``make book``: ``python -m tools.check_html [_build/html]``. The outputs
 of the chapters are read from the execution cache next to the HTML directory
 (``_build/.jupyter_cache``), as the build rendered them.
 

@@ -1,0 +1,222 @@
+"""``python -m tools.coursework build``: the assignments (``make assignments``).
+
+For each master of ``book/assignments``: the student notebook, the solution notebook
+and the autograder zip in ``_build/assignments/<slug>/``.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .common import (
+    BUILD,
+    GRADESCOPE_FILES,
+    MASTERS,
+    PYTHON_VERSION,
+    ROOT,
+    RUNTIME,
+    CourseworkError,
+    pins,
+    run,
+)
+from .masters import GRADER_KEYS, master_paths, parse_master, raw_header
+
+
+def build_wheel(dest: Path) -> Path:
+    """Build a wheel of this checkout's attnlib into ``dest`` (no network)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "attnlib-src"
+        shutil.copytree(
+            ROOT / "attnlib",
+            src / "attnlib",
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+        )
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy2(ROOT / name, src / name)
+        run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--no-deps",
+                "--no-build-isolation",
+                "--no-index",
+                "--quiet",
+                "--disable-pip-version-check",
+                "-w",
+                str(dest),
+                str(src),
+            ],
+            what="building the attnlib wheel",
+        )
+    wheels = sorted(dest.glob("attnlib-*.whl"))
+    if not wheels:
+        raise CourseworkError("pip wheel produced no attnlib wheel")
+    return wheels[-1]
+
+
+def _assignment_notebook(master: Path, src: Path, wheel: Path) -> Path:
+    """The master as an .ipynb whose config adds the autograder's requirements."""
+    import jupytext
+    import yaml
+
+    pinned = pins()
+    reqs = [f"{p}=={pinned[p]}" for p in RUNTIME if p in pinned]
+    reqs.append(f"{GRADESCOPE_FILES}/{wheel.name}")
+    shutil.copy2(wheel, src / wheel.name)
+    nb = jupytext.read(master)
+    head, config = raw_header(nb.cells[0].source)
+    extra = config.get("requirements")
+    if isinstance(extra, list):
+        reqs.extend(str(r) for r in extra)
+    elif extra:
+        raise CourseworkError(
+            f"{master}: give extra requirements as a YAML list, not a file ({extra!r})"
+        )
+    (src / "requirements.txt").write_text("\n".join(reqs) + "\n")
+    config["requirements"] = "requirements.txt"
+    config["autograder_files"] = [*config.get("autograder_files", []), wheel.name]
+    config["python_version"] = PYTHON_VERSION
+    config.setdefault("name", master.stem)
+    nb.cells[0].source = "# ASSIGNMENT CONFIG\n" + yaml.safe_dump(
+        config, sort_keys=False
+    )
+    # keys of this project's grader that otter does not know (it rejects them)
+    for cell in nb.cells[1:]:
+        if cell.cell_type != "raw":
+            continue
+        head, data = raw_header(cell.source)
+        if head == "# BEGIN QUESTION" and set(data) & GRADER_KEYS:
+            for key in GRADER_KEYS:
+                data.pop(key, None)
+            cell.source = "# BEGIN QUESTION\n" + yaml.safe_dump(data, sort_keys=False)
+    out = src / f"{master.stem}.ipynb"
+    jupytext.write(nb, out, fmt="ipynb")
+    return out
+
+
+def build_assignment(slug: str, master: Path, wheel: Path, out: Path) -> Path:
+    """Build one assignment into ``out/<slug>`` (replaced only on success).
+
+    Layout: ``student/<slug>.ipynb`` (to hand out), ``solution/<slug>.ipynb``
+    (instructors), ``<slug>-autograder.zip`` (``make grade``, Gradescope),
+    ``questions.json`` (names, points, manual flags), ``otter/`` (otter assign's own
+    output) and ``src/`` (the notebook given to otter assign).
+    """
+    work = out / f".partial-{slug}"
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "src").mkdir(parents=True)
+    nb = _assignment_notebook(master, work / "src", wheel)
+    run(
+        [sys.executable, "-m", "otter", "assign", nb.name, str(work / "otter")],
+        cwd=work / "src",
+        what=f"otter assign {slug}",
+    )
+    zips = sorted((work / "otter" / "autograder").glob(f"{slug}-autograder_*.zip"))
+    if len(zips) != 1:
+        raise CourseworkError(f"otter assign {slug}: expected one autograder zip")
+    (work / "student").mkdir()
+    (work / "solution").mkdir()
+    shutil.copy2(work / "otter" / "student" / f"{slug}.ipynb", work / "student")
+    shutil.copy2(work / "otter" / "autograder" / f"{slug}.ipynb", work / "solution")
+    shutil.copy2(zips[0], work / f"{slug}-autograder.zip")
+    m = parse_master(master)
+    info = {
+        "slug": slug,
+        "title": m.title,
+        "points": m.points,
+        "questions": [
+            {"name": q.name, "points": q.points, "manual": q.manual}
+            for q in m.questions
+        ],
+    }
+    (work / "questions.json").write_text(json.dumps(info, indent=2) + "\n")
+    final = out / slug
+    shutil.rmtree(final, ignore_errors=True)
+    work.rename(final)
+    return final
+
+
+def build(
+    slugs: list[str] | None = None,
+    *,
+    changed: list[str] | None = None,
+    out: Path = BUILD,
+    jobs: int | None = None,
+) -> list[str]:
+    """Build the assignments that need it, in parallel.
+
+    Parameters
+    ----------
+    slugs : list of str, optional
+        Build exactly these. Without it: every master named in ``changed`` (all of
+        them if ``changed`` names anything else, e.g. this script or attnlib), every
+        master whose build is missing, and remove the builds of deleted masters.
+    changed : list of str, optional
+        Paths that changed since the last build (the Makefile passes ``$?``).
+    out : Path
+        Output root (``_build/assignments``).
+    jobs : int, optional
+        Parallel builds (default: the number of CPUs).
+
+    Returns
+    -------
+    list of str
+        The slugs built.
+    """
+    masters = master_paths()
+    if slugs:
+        unknown = sorted(set(slugs) - set(masters))
+        if unknown:
+            raise CourseworkError(
+                f"no master for {unknown} in {MASTERS} (have: {sorted(masters)})"
+            )
+        pending = list(slugs)
+    else:
+        pending = set()
+        for p in changed or []:
+            path = (ROOT / p).resolve()
+            if path.parent == MASTERS.resolve() and path.suffix == ".md":
+                pending.add(path.stem)
+            else:
+                pending.update(masters)
+        pending.update(s for s in masters if not (out / s / "questions.json").exists())
+        pending = sorted(pending & set(masters))
+        if out.exists():
+            for d in out.iterdir():
+                if d.is_dir() and not d.name.startswith(".") and d.name not in masters:
+                    shutil.rmtree(d)
+    out.mkdir(parents=True, exist_ok=True)
+    if not pending:
+        print("assignments are up to date")
+        return []
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        wheel = build_wheel(Path(tmp))
+        workers = max(1, min(jobs or os.cpu_count() or 1, len(pending)))
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            futures = {
+                pool.submit(build_assignment, s, masters[s], wheel, out): s
+                for s in pending
+            }
+            errors = []
+            for fut in concurrent.futures.as_completed(futures):
+                slug = futures[fut]
+                try:
+                    fut.result()
+                    print(f"built {slug}: {out / slug}")
+                except CourseworkError as exc:
+                    errors.append(f"{slug}: {exc}")
+    if errors:
+        raise CourseworkError("\n\n".join(errors))
+    print(f"{len(pending)} assignment(s) built in {time.perf_counter() - start:.0f} s")
+    return pending

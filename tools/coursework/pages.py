@@ -1,0 +1,136 @@
+"""``python -m tools.coursework pages``: the book's assignment pages.
+
+For each built assignment: a page with its questions and stubs and a download link
+to the student notebook, and the rubric include of the instructor's guide, generated
+into the git-ignored ``book/coursework/generated/``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from .common import (
+    BUILD,
+    GENERATED,
+    MASTERS,
+    ROOT,
+    RUBRICS,
+    CourseworkError,
+    fmt,
+    write_if_changed,
+)
+from .masters import master_paths
+
+
+# a Markdown link to a file (not [a, b](x) in a formula)
+LINK = re.compile(r"(\[[^\]]*\])\(([^)\s]+\.(?:md|ipynb|png|svg|pdf)(?:#[^)\s]*)?)\)")
+# a link target that is not relative to the master: a URL, an anchor, a root path
+NOT_RELATIVE = re.compile(r"^([a-z][a-z0-9+.-]*:|#|/)", re.I)
+
+
+def _relink(markdown: str, page_dir: Path) -> str:
+    """Relative links of a master (to ``../circle.md``, say) as seen from the page."""
+
+    def fix(m: re.Match) -> str:
+        target = m.group(2)
+        if NOT_RELATIVE.match(target):
+            return m.group(0)
+        path, sep, anchor = target.partition("#")
+        new = os.path.relpath((MASTERS / path).resolve(), page_dir.resolve())
+        return f"{m.group(1)}({Path(new).as_posix()}{sep}{anchor})"
+
+    return LINK.sub(fix, markdown)
+
+
+def _page(slug: str, built: Path, page_dir: Path = GENERATED / "assignments") -> str:
+    """MyST page of one assignment: its questions, stubs and a download link.
+
+    ``page_dir`` is where the page is written: relative links of the master are
+    rewritten to point from there to the same files.
+    """
+    info = json.loads((built / "questions.json").read_text())
+    nb = json.loads((built / "student" / f"{slug}.ipynb").read_text())
+    lines: list[str] = []
+    title_done = False
+    body: list[str] = []
+    for cell in nb["cells"]:
+        src = "".join(cell["source"]).strip()
+        if cell["cell_type"] == "code":
+            if not src or "otter.Notebook(" in src or src.startswith("grader.check"):
+                continue
+            body += ["```python", src, "```", ""]
+            continue
+        if cell["cell_type"] != "markdown" or not src:
+            continue
+        src = re.sub(r"<!--\s*(BEGIN|END) QUESTION\s*-->", "", src).strip()
+        if not src:
+            continue
+        if not title_done:
+            m = re.match(r"^#\s+(.+?)\s*$", src, re.M)
+            if m and src.startswith("#"):
+                lines += [f"# {m.group(1)}", ""]
+                src = src[m.end() :].strip()
+                title_done = True
+        if src:
+            body += [_relink(src, page_dir), ""]
+    if not title_done:
+        lines += [f"# {info['title']}", ""]
+    total = fmt(info["points"])
+    lines += [
+        f"Download the notebook: {{download}}`{slug}.ipynb <../notebooks/{slug}.ipynb>`"
+        " (open it in JupyterLab, e.g. with `make lab`, or in any Jupyter with "
+        "`attnlib` installed). Each question ends with a `grader.check` cell that "
+        "runs its public tests.",
+        "",
+        "| question | points | graded |",
+        "| --- | --- | --- |",
+    ]
+    for q in info["questions"]:
+        how = "by hand (written answer)" if q["manual"] else "automatically"
+        lines.append(f"| `{q['name']}` | {fmt(q['points'])} | {how} |")
+    lines += [f"| total | {total} | |", ""]
+    return "\n".join(lines + body).rstrip() + "\n"
+
+
+def pages(build_root: Path = BUILD, dest: Path = GENERATED) -> list[Path]:
+    """Write the assignment pages, their notebooks and the rubric include.
+
+    Files are rewritten only when their content changes (so Sphinx re-reads only
+    what changed); pages of assignments that no longer exist are removed.
+    """
+    masters = master_paths()
+    written = []
+    keep = set()
+    for slug in masters:
+        built = build_root / slug
+        if not (built / "questions.json").exists():
+            raise CourseworkError(
+                f"{slug} is not built: run `make assignments` (or "
+                f"`python -m tools.coursework build {slug}`) first"
+            )
+        page = dest / "assignments" / f"{slug}.md"
+        nb = dest / "notebooks" / f"{slug}.ipynb"
+        keep.update({page, nb})
+        if write_if_changed(page, _page(slug, built, page.parent)):
+            written.append(page)
+        write_if_changed(nb, (built / "student" / f"{slug}.ipynb").read_bytes())
+    parts = []
+    for rubric in sorted(RUBRICS.glob("*.md")):
+        # a path from the source root: Sphinx resolves nested includes against
+        # the including page (the guide), not against this file
+        rel = rubric.relative_to(ROOT).as_posix()
+        parts += [f"```{{include}} /{rel}", "```", ""]
+    if not parts:
+        parts = ["No rubric has been written yet.", ""]
+    rubrics = dest / "rubrics.md"
+    keep.add(rubrics)
+    if write_if_changed(rubrics, "\n".join(parts)):
+        written.append(rubrics)
+    for sub in ("assignments", "notebooks"):
+        for f in (dest / sub).glob("*"):
+            if f not in keep:
+                f.unlink()
+    return written

@@ -1,0 +1,264 @@
+"""A bubblewrap sandbox per submission (Debian's ``bubblewrap`` package).
+
+The student's notebook runs in :mod:`.harness` inside a sandbox that has
+
+- no network (own network namespace) and no view of other processes (own process
+  namespace: every process the notebook starts dies with the sandbox, which dies
+  with the tester that started it);
+- a read-only view of the system (``/usr``), of Python and the book's environment,
+  of ``attnlib`` and of the harness, and nothing else: not the repository, the
+  masters, the autograder, other submissions, the gradebook or a home directory;
+- one writable folder, a ``tmpfs`` of bounded size at ``/tmp`` that disappears with
+  the sandbox;
+- as root: an unprivileged user of its own (no capabilities), so that the limits on
+  processes count this sandbox only;
+- limits (:class:`Limits`) on CPU time, memory, file size, open files and processes.
+
+Without bubblewrap, grading refuses to run unless the lecturer passes
+``--unsafe-no-sandbox`` (then the harness runs as a plain subprocess with the same
+limits, which protects the lecturer's files from nothing).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from .common import ROOT, CourseworkError
+
+HERE = Path(__file__).resolve().parent
+INSIDE = "/opt/grader"  # where the harness, attnlib and caches appear in the sandbox
+# an unprivileged user id per tester process (no account needed), far above the ids
+# of real accounts
+UID_BASE = 2_000_000_000
+
+INSTALL_HINT = (
+    "bubblewrap (bwrap) is not installed: it isolates each submission while it is "
+    "graded. Install it (Debian/Ubuntu: apt-get install bubblewrap) or, only for "
+    "notebooks you trust, pass --unsafe-no-sandbox (make grade ... UNSAFE=1)"
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one submission may use.
+
+    ``cpu`` seconds of CPU run the notebook's cells and as many again answer the
+    tests' calls (``call_cpu`` at most per call); the process is killed at
+    ``2 cpu + 10`` seconds of CPU, and the tester gives up after ``wall`` seconds
+    of wall-clock time (a notebook that sleeps). CPU time, not wall-clock time, so
+    that a notebook is charged for its own computing only, however busy the machine.
+    """
+
+    cpu: float = 120.0
+    call_cpu: float = 30.0
+    memory_mb: int = 3072
+    disk_mb: int = 256
+    file_mb: int = 64
+    processes: int = 64
+    open_files: int = 256
+
+    def __post_init__(self):
+        for name, value in asdict(self).items():
+            if not value > 0:
+                raise CourseworkError(f"limit {name} must be > 0, got {value}")
+
+    @property
+    def wall(self) -> float:
+        return 6 * self.cpu + 120
+
+
+@lru_cache(maxsize=1)
+def bwrap() -> str | None:
+    """Path of a working ``bwrap``, or None."""
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return None
+    probe = [exe, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net"]
+    if os.geteuid() != 0:
+        probe.append("--unshare-user")
+    r = subprocess.run([*probe, "true"], capture_output=True, check=False)
+    return exe if r.returncode == 0 else None
+
+
+def require(unsafe: bool) -> None:
+    """Refuse to grade without a sandbox unless the lecturer said so."""
+    if bwrap() is None and not unsafe:
+        raise CourseworkError(INSTALL_HINT)
+
+
+def _user_tasks(uid: int) -> int:
+    """Number of processes and threads of ``uid`` (for a relative process limit)."""
+    count = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{pid}").st_uid == uid:
+                count += len(os.listdir(f"/proc/{pid}/task"))
+        except OSError:
+            continue
+    return count
+
+
+@lru_cache(maxsize=1)
+def mpl_cache() -> str:
+    """A folder holding matplotlib's font list, made once per tester, so that each
+    sandbox does not build it again (seconds per submission)."""
+    path = tempfile.mkdtemp(prefix="grader-mpl-")
+    env = {**os.environ, "MPLCONFIGDIR": path, "MPLBACKEND": "Agg"}
+    subprocess.run(
+        [sys.executable, "-c", "import matplotlib.font_manager"],
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    # readable by the sandbox's own user
+    os.chmod(path, 0o755)
+    for name in os.listdir(path):
+        os.chmod(os.path.join(path, name), 0o755 if os.path.isdir(name) else 0o644)
+    return path
+
+
+def _binds() -> list[str]:
+    """Read-only binds of the system, Python and this environment."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        path = Path("/") / name
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
+    for name in (
+        "ld.so.cache",
+        "ld.so.conf",
+        "ld.so.conf.d",
+        "localtime",
+        "alternatives",
+    ):
+        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    seen = set()
+    for prefix in (sys.base_prefix, sys.prefix, sys.exec_prefix):
+        real = os.path.realpath(prefix)
+        for path in {prefix, real}:
+            if path not in seen and not path.startswith("/usr/"):
+                seen.add(path)
+                args += ["--ro-bind", path, path]
+    return args
+
+
+def _parents(binds: list[str]) -> list[str]:
+    """``--dir`` arguments that make the folders above every bind destination
+    traversable (bwrap makes them private to root otherwise)."""
+    out, made = [], {"/"}
+    for i, arg in enumerate(binds):
+        if arg not in ("--ro-bind", "--ro-bind-try", "--symlink"):
+            continue
+        dest = Path(binds[i + 2])
+        for parent in reversed(dest.parents):
+            if str(parent) not in made:
+                made.add(str(parent))
+                out += ["--perms", "0755", "--dir", str(parent)]
+    return out
+
+
+def command(slot_uid: int, limits: Limits, *, unsafe: bool) -> tuple[list[str], dict]:
+    """The command line and environment that start the harness for one submission."""
+    settings = {
+        "memory": limits.memory_mb * 2**20,
+        "file_size": limits.file_mb * 2**20,
+        "open_files": limits.open_files,
+        "core": 0,
+        "cpu_total": int(2 * limits.cpu + 10),
+        "library": f"{INSIDE}/lib/attnlib",
+        "paths": [f"{INSIDE}/lib"],
+        "mpl_cache": f"{INSIDE}/mplcache",
+    }
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp",
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": "/tmp/.matplotlib",
+        "IPYTHONDIR": "/tmp/.ipython",
+        "PYTHONHASHSEED": "0",
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        # one core per submission: grading runs several at once
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    python = [sys.executable, "-I"]
+    exe = bwrap()
+    if exe is None:
+        if not unsafe:
+            raise CourseworkError(INSTALL_HINT)
+        # no isolation: the harness and attnlib from this checkout, same limits
+        settings.update(
+            library=str(ROOT / "attnlib"),
+            paths=[str(ROOT)],
+            mpl_cache=mpl_cache(),
+            processes=_user_tasks(os.getuid()) + limits.processes,
+        )
+        scratch = tempfile.mkdtemp(prefix="grader-unsafe-")
+        env.update(HOME=scratch, TMPDIR=scratch, MPLCONFIGDIR=f"{scratch}/.mpl")
+        env["IPYTHONDIR"] = f"{scratch}/.ipython"
+        return [*python, str(HERE / "harness.py"), _json(settings)], {
+            **env,
+            "GRADER_SCRATCH": scratch,
+        }
+    binds = _binds() + [
+        "--ro-bind",
+        str(HERE / "harness.py"),
+        f"{INSIDE}/harness.py",
+        "--ro-bind",
+        str(HERE / "wire.py"),
+        f"{INSIDE}/wire.py",
+        "--ro-bind",
+        str(ROOT / "attnlib"),
+        f"{INSIDE}/lib/attnlib",
+        "--ro-bind",
+        mpl_cache(),
+        f"{INSIDE}/mplcache",
+    ]
+    args = [exe, *_parents(binds), *binds]
+    # the one writable folder, for everybody (the sandbox's user is not root)
+    args += ["--perms", "1777", "--size", str(limits.disk_mb * 2**20)]
+    args += ["--tmpfs", "/tmp"]
+    args += ["--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp"]
+    args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+    args += ["--unshare-cgroup-try", "--hostname", "sandbox"]
+    args += ["--die-with-parent", "--new-session"]
+    if os.geteuid() == 0:
+        # an unprivileged user of its own: no capabilities, and the process limit
+        # counts the processes of this sandbox only
+        settings["processes"] = limits.processes
+        args += [
+            "--",
+            "/usr/bin/setpriv",
+            f"--reuid={slot_uid}",
+            f"--regid={slot_uid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+        ]
+    else:
+        settings["processes"] = _user_tasks(os.getuid()) + limits.processes
+        args.insert(1, "--unshare-user")
+        args.append("--")
+    args += [*python, f"{INSIDE}/harness.py", _json(settings)]
+    return args, env
+
+
+def _json(obj) -> str:
+    import json
+
+    return json.dumps(obj, separators=(",", ":"))

@@ -1,0 +1,278 @@
+"""A static scan of a submission for code that a human should look at.
+
+The sandbox and the tests outside it already stop what such code tries; the scan
+makes the attempt visible: a submission with a finding gets the status ``flagged``
+and the reason in the gradebook, with the scores it earned, for a lecturer to read
+the notebook. It looks for what an assignment on the book's mathematics never
+needs:
+
+- the test machinery (``otter`` beyond ``grader.check``, ``doctest``, ``unittest``);
+- the interpreter's internals (``sys.modules``, profilers and tracers, frames,
+  ``gc``, ``ctypes``, ``builtins``, dunder attributes such as ``__code__``,
+  ``exec``/``eval``/``compile``/``__import__``, ``setattr`` on anything);
+- replacing an attribute of an imported module (``np.allclose = ...``);
+- leaving or signalling the process (``os._exit``, ``os.kill``, ``signal``,
+  ``atexit``, ``sys.exit``);
+- serialisation that runs code (``pickle``, ``dill``, ``marshal``, ``shelve``);
+- other processes, threads of execution and the network (``subprocess``,
+  ``multiprocessing``, ``os.system``, ``os.fork``, ``socket``, ...);
+- files outside the notebook's folder (absolute paths, ``..``, ``~``, the home
+  directory).
+
+Cells that do not parse as Python (after IPython's magics are set aside) are not a
+finding: they fail when they run.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+MODULES = {
+    "atexit": "exits and signals",
+    "builtins": "the interpreter's internals",
+    "code": "the interpreter's internals",
+    "ctypes": "the interpreter's internals",
+    "dill": "serialisation that runs code",
+    "doctest": "the test machinery",
+    "gc": "the interpreter's internals",
+    "importlib": "the interpreter's internals",
+    "inspect": "the interpreter's internals",
+    "marshal": "serialisation that runs code",
+    "multiprocessing": "other processes",
+    "cloudpickle": "serialisation that runs code",
+    "pickle": "serialisation that runs code",
+    "pty": "other processes",
+    "resource": "the interpreter's internals",
+    "shelve": "serialisation that runs code",
+    "signal": "exits and signals",
+    "socket": "the network",
+    "subprocess": "other processes",
+    "sysconfig": "the interpreter's internals",
+    "unittest": "the test machinery",
+    "urllib": "the network",
+    "http": "the network",
+    "requests": "the network",
+    "concurrent": "other processes",
+    "_thread": "the interpreter's internals",
+    "pytest": "the test machinery",
+}
+CALLS = {
+    "exec": "the interpreter's internals",
+    "eval": "the interpreter's internals",
+    "compile": "the interpreter's internals",
+    "__import__": "the interpreter's internals",
+    "globals": "the interpreter's internals",
+    "vars": "the interpreter's internals",
+    "setattr": "the interpreter's internals",
+    "delattr": "the interpreter's internals",
+    "breakpoint": "the interpreter's internals",
+}
+ATTRIBUTES = {
+    "os": {
+        "_exit": "exits and signals",
+        "kill": "exits and signals",
+        "killpg": "exits and signals",
+        "abort": "exits and signals",
+        "system": "other processes",
+        "popen": "other processes",
+        "fork": "other processes",
+        "forkpty": "other processes",
+        "setsid": "other processes",
+        "execv": "other processes",
+        "execve": "other processes",
+        "execvp": "other processes",
+        "execl": "other processes",
+        "execlp": "other processes",
+        "spawnv": "other processes",
+        "spawnl": "other processes",
+        "posix_spawn": "other processes",
+        "environ": "the interpreter's internals",
+        "remove": "files",
+        "unlink": "files",
+        "rmdir": "files",
+        "chdir": "files",
+        "chmod": "files",
+        "symlink": "files",
+        "dup2": "the interpreter's internals",
+        "write": "the interpreter's internals",
+    },
+    "sys": {
+        "modules": "the interpreter's internals",
+        "setprofile": "the interpreter's internals",
+        "settrace": "the interpreter's internals",
+        "getprofile": "the interpreter's internals",
+        "gettrace": "the interpreter's internals",
+        "_getframe": "the interpreter's internals",
+        "exit": "exits and signals",
+        "meta_path": "the interpreter's internals",
+        "path_hooks": "the interpreter's internals",
+        "stdout": "the interpreter's internals",
+        "stderr": "the interpreter's internals",
+        "excepthook": "the interpreter's internals",
+        "addaudithook": "the interpreter's internals",
+    },
+    "threading": {
+        "setprofile": "the interpreter's internals",
+        "settrace": "the interpreter's internals",
+    },
+    "shutil": {
+        "rmtree": "files",
+        "move": "files",
+        "copytree": "files",
+    },
+}
+# dotted names, with the module of the first name resolved through the imports
+DOTTED = {
+    "os.path.expanduser": "files outside the folder",
+    "pathlib.Path.home": "files outside the folder",
+    "pathlib.Path.expanduser": "files outside the folder",
+    "os.getenv": "the interpreter's internals",
+}
+OTTER_ALLOWED = {"Notebook", "check", "check_all", "export", "to_pdf"}
+DUNDER = re.compile(r"^__\w+__$")
+HARMLESS_DUNDERS = {"__name__", "__doc__", "__init__", "__version__", "__file__"}
+OUTSIDE = re.compile(r"^(/|~|\.\.(/|\\|$))|(^|/)\.\.(/|$)")
+MAGIC = re.compile(r"^\s*(%|!|\?)")
+
+
+def _python(source: str) -> str:
+    """The cell without IPython's magics and shell escapes (blanked, so that line
+    numbers stay)."""
+    return "\n".join("" if MAGIC.match(line) else line for line in source.splitlines())
+
+
+def _imported_modules(tree: ast.AST) -> dict[str, str]:
+    """Local names bound to modules by the imports of a cell."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                out[(a.asname or a.name).split(".")[0]] = a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for a in node.names:
+                out[a.asname or a.name] = f"{node.module}.{a.name}"
+    return out
+
+
+def scan_cells(cells: list[str]) -> list[str]:
+    """Findings (short sentences, at most one per kind and name) of the cells."""
+    findings: dict[str, None] = {}
+    modules: dict[str, str] = {}
+    trees = []
+    for source in cells:
+        try:
+            tree = ast.parse(_python(source))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        trees.append(tree)
+        modules.update(_imported_modules(tree))
+
+    def add(text: str) -> None:
+        findings.setdefault(text, None)
+
+    for tree in trees:
+        try:
+            nodes = list(ast.walk(tree))
+        except RecursionError:
+            add("code nested too deeply to read")
+            continue
+        for node in nodes:
+            _check(node, modules, add)
+    return list(findings)
+
+
+def _check(node: ast.AST, modules: dict[str, str], add) -> None:
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        names = (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+        )
+        for name in names:
+            top = name.split(".")[0]
+            if top in MODULES:
+                add(f"imports {name} ({MODULES[top]})")
+            if top == "otter" and name != "otter":
+                add(f"imports {name} (the test machinery)")
+        if isinstance(node, ast.ImportFrom) and (node.module or "") in ("os", "sys"):
+            for a in node.names:
+                kind = ATTRIBUTES[node.module].get(a.name)
+                if kind or a.name == "*":
+                    add(f"imports {node.module}.{a.name} ({kind or 'everything'})")
+        if isinstance(node, ast.ImportFrom) and (node.module or "") == "otter":
+            for a in node.names:
+                if a.name not in OTTER_ALLOWED:
+                    add(f"imports otter.{a.name} (the test machinery)")
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        kind = CALLS.get(node.func.id)
+        if kind:
+            add(f"calls {node.func.id}() ({kind})")
+        if node.func.id == "getattr" and len(node.args) >= 2:
+            attr = node.args[1]
+            if not (isinstance(attr, ast.Constant) and isinstance(attr.value, str)):
+                add("getattr with a computed name (the interpreter's internals)")
+            elif DUNDER.match(attr.value):
+                add(f"getattr(..., {attr.value!r}) (the interpreter's internals)")
+        if node.func.id == "open" and node.args:
+            _path_literal(node.args[0], add)
+    elif isinstance(node, ast.Attribute):
+        attr = node.attr
+        if DUNDER.match(attr) and attr not in HARMLESS_DUNDERS:
+            add(f"uses .{attr} (the interpreter's internals)")
+        base = node.value
+        if isinstance(base, ast.Name):
+            real = modules.get(base.id, base.id)
+            kind = ATTRIBUTES.get(real.split(".")[-1], {}).get(attr)
+            if real.split(".")[0] in ("os", "sys", "threading", "shutil", "pathlib"):
+                kind = kind or ATTRIBUTES.get(real.split(".")[0], {}).get(attr)
+            if kind:
+                add(f"uses {base.id}.{attr} ({kind})")
+            if real == "otter" and attr not in OTTER_ALLOWED:
+                add(f"uses otter.{attr} (the test machinery)")
+        try:
+            dotted = ast.unparse(node)
+        except (ValueError, RecursionError):
+            dotted = ""
+        head, _, rest = dotted.partition(".")
+        full = f"{modules.get(head, head)}.{rest}"
+        if full in DOTTED:
+            add(f"uses {dotted} ({DOTTED[full]})")
+    elif isinstance(node, ast.Name) and node.id in ("__builtins__", "__loader__"):
+        add(f"uses {node.id} (the interpreter's internals)")
+    elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+        targets = (
+            node.targets
+            if isinstance(node, (ast.Assign, ast.Delete))
+            else [node.target]
+        )
+        todo = list(targets)
+        while todo:
+            t = todo.pop()
+            if isinstance(t, (ast.Tuple, ast.List)):
+                todo.extend(t.elts)
+            elif isinstance(t, ast.Starred):
+                todo.append(t.value)
+            elif isinstance(t, ast.Attribute):
+                root = t.value
+                while isinstance(root, (ast.Attribute, ast.Subscript)):
+                    root = root.value
+                if isinstance(root, ast.Name) and root.id in modules:
+                    add(
+                        f"replaces {ast.unparse(t)} of the imported module "
+                        f"{modules[root.id]}"
+                    )
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else ""
+        if name in ("Path", "open", "load", "loadtxt", "save", "savez", "savefig"):
+            for arg in node.args[:1]:
+                _path_literal(arg, add)
+        if isinstance(func, ast.Name) and func.id == "Path" and node.args:
+            _path_literal(node.args[0], add)
+
+
+def _path_literal(arg: ast.AST, add) -> None:
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        if OUTSIDE.search(arg.value.strip()):
+            add(f"a path outside the notebook's folder: {arg.value[:60]!r}")

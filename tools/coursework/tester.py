@@ -1,0 +1,665 @@
+"""The trusted side of grading: the tests, run outside the student's process.
+
+For one submission the tester
+
+1. scans the code (:mod:`.scan`) for what a human should look at;
+2. starts the notebook in its sandbox (:mod:`.sandbox`, :mod:`.harness`) and sends
+   it the code cells and the names the tests use (never a test);
+3. runs every test case of the master here, in a namespace made of the master's
+   own setup cells (imports, constants: never the student's versions) and of the
+   student's answers: values as plain data (:mod:`.wire`), functions as stand-ins
+   that call the student's function in the sandbox with plain-data arguments.
+
+So nothing the notebook does to otter, ``doctest``, numpy or the builtins can
+change a comparison: the comparisons run in this process, which never executes the
+student's code and never unpickles anything. A call of an "implement" question's
+function (``implement:`` in the question's configuration) fails when ``attnlib``
+code runs during it.
+
+It runs as a long-lived worker, one per notebook graded at a time, so that its
+imports and the master's setup are paid once: ``python -m tools.coursework.tester
+MASTER PARENT_PID`` reads tasks from its standard input and writes results to its
+standard output (:mod:`.wire` frames).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import copy
+import io
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import sandbox, scan, wire
+from .masters import parse_master
+
+# exceptions of the student's functions that tests may catch by their type
+BUILTIN_ERRORS = {
+    name: getattr(builtins, name)
+    for name in (
+        "ValueError",
+        "TypeError",
+        "IndexError",
+        "KeyError",
+        "ZeroDivisionError",
+        "ArithmeticError",
+        "OverflowError",
+        "FloatingPointError",
+        "NotImplementedError",
+        "RuntimeError",
+        "AttributeError",
+        "NameError",
+        "AssertionError",
+        "RecursionError",
+        "MemoryError",
+        "LookupError",
+        "Exception",
+    )
+}
+
+
+class Stopped(BaseException):
+    """The submission's process is gone: ``kind`` is ``timeout`` (CPU or wall
+    time) or ``failed`` (a crash, ``os._exit``, an unreadable message)."""
+
+    def __init__(self, why: str, kind: str = "failed"):
+        super().__init__(why)
+        self.kind = kind
+
+
+class LibraryUse(BaseException):
+    """A function of an "implement" question ran code of ``attnlib``.
+
+    Not an ``Exception``: a test's ``except Exception`` must not count it as the
+    error it expects."""
+
+    def __init__(self, name: str, where: str, tampered: bool):
+        super().__init__(name, where)
+        self.name, self.where, self.tampered = name, where, tampered
+
+
+class StudentValueError(TypeError):
+    """A value of the submission that is not plain data."""
+
+
+# ----------------------------------------------------------------- the assignment
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    """Names a cell binds at its top level (not inside functions or classes)."""
+    out = set()
+
+    def visit(node):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+            return
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp)):
+            return
+        if isinstance(node, ast.GeneratorExp):
+            return
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                out.add((a.asname or a.name).split(".")[0])
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.add(node.id)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return out
+
+
+def _used_names(tree: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def _parse(source: str, what: str) -> ast.Module:
+    lines = ["" if scan.MAGIC.match(line) else line for line in source.splitlines()]
+    try:
+        return ast.parse("\n".join(lines))
+    except SyntaxError as exc:
+        raise SyntaxError(f"{what}: {exc}") from None
+
+
+@dataclass
+class Case:
+    question: str
+    number: int  # 1-based among the question's public or hidden cases
+    hidden: bool
+    points: float
+    source: str
+    code: object  # compiled
+
+
+class Assignment:
+    """What the tester needs of one master: its test cases, setup code, the names
+    the tests take from the student, and the "implement" functions."""
+
+    def __init__(self, master: Path):
+        install_safe_parser()
+        m = parse_master(Path(master))
+        self.slug = m.slug
+        self.questions = [(q.name, q.points) for q in m.autograded]
+        self.implement = {q.name: set(q.implement) for q in m.autograded}
+        self.cases: list[Case] = []
+        for q in m.autograded:
+            count = {False: 0, True: 0}
+            for hidden, points, body in q.cases():
+                count[hidden] += 1
+                kind = "hidden" if hidden else "public"
+                name = f"<{q.name} {kind} test {count[hidden]}>"
+                code = compile(_parse(body, name), name, "exec")
+                self.cases.append(
+                    Case(q.name, count[hidden], hidden, points, body, code)
+                )
+        # the student's names: bound by a solution cell, or by a setup cell that
+        # uses one of them (a cell that displays an answer, say)
+        answers = set()
+        for cell in m.solution_cells:
+            answers |= _bound_names(_parse(cell, "a solution cell"))
+        setup = [(src, _parse(src, "a setup cell")) for src in m.setup]
+        skipped = set()
+        changed = True
+        while changed:
+            changed = False
+            for i, (_, tree) in enumerate(setup):
+                if i not in skipped and _used_names(tree) & answers:
+                    skipped.add(i)
+                    answers |= _bound_names(tree)
+                    changed = True
+        self.setup = [src for i, (src, _) in enumerate(setup) if i not in skipped]
+        used = set()
+        for case in self.cases:
+            used |= _used_names(_parse(case.source, case.question))
+        for q, names in self.implement.items():
+            unknown = names - answers
+            if unknown:
+                raise ValueError(
+                    f"{m.path.name}: {q} implements {sorted(unknown)}, which no "
+                    "solution cell defines"
+                )
+        self.names = sorted((used | set().union(*self.implement.values())) & answers)
+        self._base: dict | None = None
+
+    def namespace(self) -> dict:
+        """A fresh copy of the namespace of the master's setup cells."""
+        if self._base is None:
+            ns: dict = {"__name__": "__main__"}
+            with _quiet():
+                for src in self.setup:
+                    exec(compile(_parse(src, "setup"), "<setup>", "exec"), ns)
+            self._base = ns
+        return {
+            k: (copy.copy(v) if type(v).__module__ == "numpy" else v)
+            for k, v in self._base.items()
+        }
+
+
+@contextlib.contextmanager
+def _quiet():
+    """Setup and tests print nothing, and warn nothing."""
+    import warnings
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        with contextlib.redirect_stderr(io.StringIO()):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                yield
+
+
+# the builtins that may appear in a formula given as text
+_FORMULA_BUILTINS = {"abs", "min", "max", "pow", "round", "int", "float", "complex"}
+# sympy functions that are not classes but only build expressions
+_FORMULA_SYMPY = {"sqrt", "root", "cbrt", "real_root", "N", "Rational"}
+_FORMULA_KEYWORDS = {"True", "False", "None", "and", "or", "not"}
+_FORMULA_OPS = set("+ - * / ** ^ ( ) , < > <= >= == != % // & | ~".split())
+
+
+def install_safe_parser() -> None:
+    """Make sympy parse text as a formula only, never as code.
+
+    ``sympify``, ``simplify``, ``lambdify`` and others parse a string with
+    ``parse_expr``, which evaluates it as Python: a student's string (a value the
+    tests receive) could run code here. The replacement accepts only names that are
+    sympy's expression classes, a few functions that build expressions, or new
+    symbols; numbers; and arithmetic and comparison operators. No attribute, no
+    subscript, no string, no name starting with an underscore, no builtin other
+    than a few numeric ones. sympy's own strings (unit names at import) pass.
+    """
+    import keyword
+    import tokenize
+
+    import sympy.parsing.sympy_parser as parser
+
+    if getattr(parser.parse_expr, "safe", False):
+        return
+    original = parser.parse_expr
+    names = wire._sympy_names()
+
+    def safe_parse_expr(s, *args, **kwargs):
+        if not isinstance(s, str) or len(s) > wire.MAX_SREPR:
+            raise ValueError("not a formula")
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(s).readline))
+        except (tokenize.TokenError, SyntaxError, IndentationError):
+            raise ValueError(f"not a formula: {s[:60]!r}") from None
+        for tok in tokens:
+            if tok.type in (
+                tokenize.NUMBER,
+                tokenize.NEWLINE,
+                tokenize.NL,
+                tokenize.ENDMARKER,
+                tokenize.INDENT,
+                tokenize.DEDENT,
+            ):
+                continue
+            text = tok.string
+            if tok.type == tokenize.NAME:
+                if keyword.iskeyword(text) and text not in _FORMULA_KEYWORDS:
+                    raise ValueError(f"not a formula: keyword {text!r}")
+                if text.startswith("_"):
+                    raise ValueError(f"not a formula: name {text!r}")
+                if hasattr(builtins, text) and text not in _FORMULA_BUILTINS:
+                    raise ValueError(f"not a formula: name {text!r}")
+                import sympy
+
+                if (
+                    hasattr(sympy, text)
+                    and text not in names
+                    and text not in _FORMULA_SYMPY
+                ):
+                    raise ValueError(f"not a formula: name {text!r}")
+                continue
+            if tok.type == tokenize.OP and text in _FORMULA_OPS:
+                continue
+            raise ValueError(f"not a formula: {text!r}")
+        return original(s, *args, **kwargs)
+
+    safe_parse_expr.safe = True
+    parser.parse_expr = safe_parse_expr
+
+
+# ----------------------------------------------------------------- the submission
+
+
+class Channel:
+    """The tester's end of the pipe to one sandboxed notebook."""
+
+    def __init__(self, proc: subprocess.Popen, deadline: float, limits):
+        self.proc, self.deadline, self.limits = proc, deadline, limits
+        self.stopped: str | None = None
+        self.stopped_kind = "failed"
+        self.next_id = 0
+
+    def _wait_readable(self) -> None:
+        fd = self.proc.stdout.fileno()
+        while True:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                self.stop(
+                    f"not finished after {self.limits.wall:g} s of wall time",
+                    "timeout",
+                )
+            ready, _, _ = select.select([fd], [], [], min(left, 5.0))
+            if ready:
+                return
+
+    def recv(self):
+        if self.stopped:
+            raise Stopped(self.stopped, self.stopped_kind)
+        self._wait_readable()
+        try:
+            return wire.read_frame(self.proc.stdout.fileno())
+        except (EOFError, OSError):
+            self.stop(*self._why_gone())
+        except wire.WireError as exc:
+            self.stop(f"the notebook's process sent something unreadable ({exc})")
+
+    def send(self, obj) -> None:
+        if self.stopped:
+            raise Stopped(self.stopped, self.stopped_kind)
+        try:
+            wire.write_frame(self.proc.stdin.fileno(), obj)
+        except (BrokenPipeError, OSError):
+            self.stop(*self._why_gone())
+
+    def _why_gone(self) -> tuple[str, str]:
+        try:
+            code = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            return "the notebook's process stopped answering", "failed"
+        if code in (-signal.SIGXCPU, -signal.SIGKILL, 128 + signal.SIGXCPU):
+            cpu = 2 * self.limits.cpu + 10
+            return f"the notebook used up its CPU time ({cpu:g} s)", "timeout"
+        return f"the notebook's process ended early (exit status {code})", "failed"
+
+    def stop(self, why: str, kind: str = "failed"):
+        self.stopped, self.stopped_kind = why, kind
+        kill(self.proc)
+        raise Stopped(why, kind)
+
+    def call(self, name: str, args, kwargs, guard: bool):
+        try:
+            payload = {
+                "op": "call",
+                "id": self.next_id,
+                "name": name,
+                "args": wire.encode(list(args)),
+                "kwargs": wire.encode(dict(kwargs)),
+                "guard": guard,
+                "cpu": self.limits.call_cpu,
+            }
+        except Exception as exc:  # an argument the test gives is not plain data
+            raise TypeError(f"cannot pass this argument to {name}: {exc}") from None
+        self.next_id += 1
+        self.send(payload)
+        reply = self.recv()
+        if not isinstance(reply, dict):
+            self.stop("the notebook's process sent something unreadable")
+        if "library" in reply:
+            where = ", ".join(map(str, reply.get("library") or []))[:200]
+            raise LibraryUse(name, where, bool(reply.get("tampered")))
+        if "error" in reply:
+            err = reply["error"] if isinstance(reply["error"], dict) else {}
+            kind = str(err.get("type", "Exception"))
+            message = str(err.get("message", ""))[:300]
+            if kind == "GradingTimeout":
+                raise TimeoutError(
+                    f"{name} did not return within {self.limits.call_cpu:g} s of CPU"
+                )
+            if kind == "LinAlgError":
+                import numpy as np
+
+                raise np.linalg.LinAlgError(message)
+            cls = BUILTIN_ERRORS.get(kind) or RuntimeError
+            exc = cls(message)
+            exc.from_student = f"{name} raised {kind}: {message}"
+            raise exc
+        try:
+            return wire.decode(reply.get("value"))
+        except wire.WireError as exc:
+            raise StudentValueError(f"{name} returned {exc}") from None
+
+
+class StudentFunction:
+    """Stands for a function of the notebook: calls it in the sandbox."""
+
+    def __init__(self, channel: Channel, name: str, guard: bool):
+        self._channel, self._name, self._guard = channel, name, guard
+        self.__name__ = name
+
+    def __call__(self, *args, **kwargs):
+        return self._channel.call(self._name, args, kwargs, self._guard)
+
+    def __repr__(self):
+        return f"<function {self._name} of the submission>"
+
+
+def kill(proc: subprocess.Popen) -> None:
+    """Kill a sandbox (its process group; everything inside dies with bwrap)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        import psutil
+
+        for child in psutil.Process(proc.pid).children(recursive=True):
+            child.kill()
+    except Exception:
+        pass
+    try:
+        proc.kill()
+        proc.wait(timeout=10)
+    except Exception:
+        pass
+
+
+def _line_of(exc: BaseException, case: Case) -> str:
+    """The line of the test case where ``exc`` was raised."""
+    tb = exc.__traceback__
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == case.code.co_filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    lines = case.source.splitlines()
+    if line is not None and 1 <= line <= len(lines):
+        return lines[line - 1].strip()
+    return ""
+
+
+def _message(exc: BaseException, case: Case) -> str:
+    if isinstance(exc, AssertionError) and not getattr(exc, "from_student", None):
+        text = str(exc).strip()
+        return text or f"this check failed: {_line_of(exc, case)}"
+    if getattr(exc, "from_student", None):
+        return exc.from_student
+    if isinstance(exc, TimeoutError):
+        return str(exc)
+    line = _line_of(exc, case)
+    text = f"{type(exc).__name__}: {exc}".strip()
+    return f"{text} (in: {line})" if line else text
+
+
+def run_cases(assignment: Assignment, channel: Channel, answers: dict) -> dict:
+    """Run every test case; the per-question results."""
+    cases: dict[str, list[dict]] = {q: [] for q, _ in assignment.questions}
+    library: dict[str, str] = {}
+    tampered = False
+    for case in assignment.cases:
+        ns = assignment.namespace()
+        guard = assignment.implement.get(case.question, set())
+        for name, kind in answers.items():
+            if kind == "missing":
+                ns.pop(name, None)
+            elif kind == "callable":
+                ns[name] = StudentFunction(channel, name, name in guard)
+            else:
+                try:
+                    ns[name] = wire.decode(kind)
+                except wire.WireError as exc:
+                    ns[name] = wire.Opaque(f"unreadable value ({exc})")
+        passed, message = False, ""
+        try:
+            with _quiet():
+                exec(case.code, ns)
+            passed = True
+        except LibraryUse as exc:
+            where = f" ({exc.where})" if exc.where else ""
+            message = (
+                f"{exc.name} runs code of attnlib{where}: this question asks you "
+                "to write it yourself, without the library"
+            )
+            library.setdefault(case.question, message)
+            tampered = tampered or exc.tampered
+        except Stopped as exc:
+            message = f"not tested: {exc}"
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:
+            message = _message(exc, case)
+        cases[case.question].append(
+            {
+                "hidden": case.hidden,
+                "number": case.number,
+                "points": case.points,
+                "passed": passed,
+                "message": message[:600],
+            }
+        )
+    scores = {
+        q: float(sum(c["points"] for c in cases[q] if c["passed"]))
+        for q, _ in assignment.questions
+    }
+    return {"scores": scores, "cases": cases, "library": library, "tampered": tampered}
+
+
+def grade(
+    assignment: Assignment,
+    cells: list[str],
+    limits: sandbox.Limits,
+    *,
+    uid: int,
+    unsafe: bool = False,
+) -> dict:
+    """Grade the code cells of one notebook; a plain-data result.
+
+    Keys: ``status`` (graded, timeout or failed; the caller adds flagged),
+    ``reason``, ``flags`` (findings of the scan), ``scores``, ``cases``,
+    ``library`` (questions whose functions used attnlib), ``cell_errors`` and
+    ``seconds``.
+    """
+    start = time.monotonic()
+    result = {
+        "status": "graded",
+        "reason": "",
+        "flags": scan.scan_cells(cells),
+        "scores": {q: 0.0 for q, _ in assignment.questions},
+        "cases": {q: [] for q, _ in assignment.questions},
+        "library": {},
+        "cell_errors": [],
+    }
+    cmd, env = sandbox.command(uid, limits, unsafe=unsafe)
+    scratch = env.pop("GRADER_SCRATCH", None)
+    proc = subprocess.Popen(
+        cmd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=scratch,
+        start_new_session=True,
+    )
+    channel = Channel(proc, start + limits.wall, limits)
+    try:
+        channel.send(
+            {"cells": cells, "names": assignment.names, "cpu_cells": limits.cpu}
+        )
+        first = channel.recv()
+        if not isinstance(first, dict) or first.get("op") != "executed":
+            message = first.get("message", "") if isinstance(first, dict) else ""
+            raise Stopped(f"the notebook could not be run: {str(message)[-300:]}")
+        errors = first.get("errors") or []
+        result["cell_errors"] = [
+            f"cell {int(e.get('cell', 0)) + 1}: {e.get('type')}: "
+            f"{str(e.get('message', ''))[:150]}"
+            for e in errors[:20]
+            if isinstance(e, dict) and e.get("type") != "GradingTimeout"
+        ]
+        if first.get("ran_out"):
+            result["status"] = "timeout"
+            result["reason"] = (
+                f"the notebook did not finish within {limits.cpu:g} s of CPU; "
+                "the cells after that point did not run"
+            )
+        answers = {}
+        raw = first.get("answers") if isinstance(first.get("answers"), dict) else {}
+        for name in assignment.names:
+            value = raw.get(name, {"__t": "missing"})
+            tag = value.get("__t") if isinstance(value, dict) else None
+            answers[name] = tag if tag in ("missing", "callable") else value
+        tested = run_cases(assignment, channel, answers)
+        result.update(
+            scores=tested["scores"], cases=tested["cases"], library=tested["library"]
+        )
+        if tested["tampered"]:
+            result["flags"].append("removed the library guard of an implement call")
+        if channel.stopped:
+            result["status"] = channel.stopped_kind
+            result["reason"] = f"{channel.stopped}; the tests after that failed"
+    except Stopped as exc:
+        result["status"] = exc.kind
+        result["reason"] = f"{exc}; scored 0"
+        result["scores"] = {q: 0.0 for q, _ in assignment.questions}
+    finally:
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        kill(proc)
+        if scratch:
+            import shutil
+
+            shutil.rmtree(scratch, ignore_errors=True)
+    if result["cell_errors"] and result["status"] == "graded":
+        first_error = result["cell_errors"][0]
+        result["reason"] = (
+            f"{len(result['cell_errors'])} cell(s) raised an error, first: "
+            f"{first_error}"
+        )
+    result["seconds"] = time.monotonic() - start
+    return result
+
+
+# ----------------------------------------------------------------- worker process
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask the kernel to kill this worker when the grading process dies."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    master, parent = Path(args[0]), int(args[1])
+    _die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the grading process decides
+    chan_in, chan_out = os.dup(0), os.dup(1)
+    os.dup2(os.open(os.devnull, os.O_RDWR), 0)
+    os.dup2(2, 1)  # a stray print must not corrupt the channel
+    try:
+        assignment = Assignment(master)
+        assignment.namespace()
+        wire.write_frame(chan_out, {"op": "ready", "names": assignment.names})
+    except Exception:
+        wire.write_frame(
+            chan_out, {"op": "error", "message": traceback.format_exc()[-3000:]}
+        )
+        return 1
+    while True:
+        try:
+            task = wire.read_frame(chan_in)
+        except EOFError:
+            return 0
+        try:
+            limits = sandbox.Limits(**task["limits"])
+            result = grade(
+                assignment,
+                list(task["cells"]),
+                limits,
+                uid=int(task["uid"]),
+                unsafe=bool(task.get("unsafe")),
+            )
+        except Exception:
+            result = {
+                "status": "failed",
+                "reason": "the grader itself failed: "
+                + traceback.format_exc().strip().splitlines()[-1][:300],
+                "trace": traceback.format_exc()[-3000:],
+            }
+        result["id"] = task.get("id")
+        wire.write_frame(chan_out, result)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,407 @@
+"""Plain data between a submission's sandbox and the trusted tester.
+
+The notebook of a student runs in a sandbox (:mod:`.harness`); the tests run in a
+trusted process (:mod:`.tester`) that never executes the student's code and never
+unpickles anything. What crosses between them is JSON, framed by a length prefix,
+with a few tagged forms for what JSON lacks:
+
+=============  ==================================================================
+``tuple``       a tuple
+``dict``        a dict with any plain keys (``1.0``, ``"sa"``, a sympy symbol)
+``nd``          a numpy array of a numeric, boolean or string dtype (raw bytes)
+``np``          a numpy scalar, same dtypes
+``complex``     a Python complex
+``float``       a non-finite float (``nan``, ``inf``, ``-inf``)
+``sympy``       a sympy expression or matrix, as its ``srepr``
+``opaque``      anything else (a function, a custom object): only its type name
+=============  ==================================================================
+
+:func:`decode` builds sympy objects with :func:`parse_srepr`, which accepts only
+literals and calls of sympy's own classes: no ``eval``. Everything decoded is
+bounded in size and depth (:data:`MAX_FRAME`, :data:`MAX_DEPTH`).
+
+This module is also copied into the sandbox: it imports only the standard library
+at module level (numpy and sympy where they are needed).
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import json
+import math
+import re
+import struct
+
+MAX_FRAME = 64 * 2**20  # bytes of one message
+MAX_DEPTH = 64  # nesting of containers and of sympy expressions
+MAX_SREPR = 2**20  # characters of one sympy expression
+# numpy dtype kinds that carry plain data: bool, int, uint, float, complex, str
+DTYPE_KINDS = set("biufcU")
+HEADER = struct.Struct(">Q")
+
+
+class WireError(ValueError):
+    """A message that is not in the expected plain-data form."""
+
+
+class Opaque:
+    """A value of the student that has no plain-data form (only its type name).
+
+    Every comparison with it is false, and it supports no arithmetic: a test that
+    uses it fails, as it should for a value of the wrong kind.
+    """
+
+    __slots__ = ("type_name",)
+
+    def __init__(self, type_name: str):
+        self.type_name = str(type_name)[:80]
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name} object>"
+
+    def __eq__(self, other):
+        return False
+
+    def __ne__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        raise TypeError(f"a {self.type_name} object has no truth value here")
+
+
+# ----------------------------------------------------------------------- framing
+
+
+def write_frame(fd: int, obj) -> None:
+    """Write one message (JSON) to the file descriptor ``fd``."""
+    import os
+
+    data = json.dumps(obj, allow_nan=False, separators=(",", ":")).encode()
+    if len(data) > MAX_FRAME:
+        raise WireError(f"message of {len(data)} bytes exceeds {MAX_FRAME}")
+    buf = memoryview(HEADER.pack(len(data)) + data)
+    while buf:
+        n = os.write(fd, buf)
+        buf = buf[n:]
+
+
+def _read_exact(fd: int, n: int) -> bytes:
+    import os
+
+    chunks, got = [], 0
+    while got < n:
+        chunk = os.read(fd, min(n - got, 2**20))
+        if not chunk:
+            raise EOFError("the other side closed the channel")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(fd: int):
+    """Read one message from ``fd``; :class:`EOFError` when the channel closed."""
+    (size,) = HEADER.unpack(_read_exact(fd, HEADER.size))
+    if size > MAX_FRAME:
+        raise WireError(f"message of {size} bytes exceeds {MAX_FRAME}")
+    try:
+        return json.loads(_read_exact(fd, size))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise WireError(f"a message that is not JSON: {exc}") from None
+
+
+# ----------------------------------------------------------------------- encoding
+
+
+def encode(value, depth: int = 0):
+    """The plain-data form of ``value`` (see the module's table)."""
+    if depth > MAX_DEPTH:
+        return {"__t": "opaque", "type": "nested too deeply"}
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if type(value) is int:
+        return value if abs(value) < 2**1000 else {"__t": "opaque", "type": "int"}
+    if type(value) is float:
+        if math.isfinite(value):
+            return value
+        return {"__t": "float", "v": repr(value)}
+    if type(value) is complex:
+        return {"__t": "complex", "re": encode(value.real), "im": encode(value.imag)}
+    if type(value) is list:
+        return [encode(v, depth + 1) for v in value]
+    if type(value) is tuple:
+        return {"__t": "tuple", "v": [encode(v, depth + 1) for v in value]}
+    if type(value) is dict:
+        return {
+            "__t": "dict",
+            "v": [
+                [encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()
+            ],
+        }
+    module = type(value).__module__ or ""
+    if module.startswith("numpy"):
+        return _encode_numpy(value)
+    if module.startswith("sympy"):
+        return _encode_sympy(value)
+    return {"__t": "opaque", "type": type(value).__name__}
+
+
+def _encode_numpy(value):
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        arr = np.ascontiguousarray(value).view(np.ndarray)
+        if arr.dtype.kind not in DTYPE_KINDS or arr.dtype.hasobject:
+            return {"__t": "opaque", "type": f"ndarray of {arr.dtype}"}
+        if arr.nbytes > MAX_FRAME // 2:
+            return {"__t": "opaque", "type": f"ndarray of {arr.nbytes} bytes"}
+        return {
+            "__t": "nd",
+            "dtype": arr.dtype.str,
+            "shape": list(arr.shape),
+            "b64": base64.b64encode(arr.tobytes()).decode(),
+        }
+    if isinstance(value, np.generic) and value.dtype.kind in DTYPE_KINDS:
+        return {
+            "__t": "np",
+            "dtype": value.dtype.str,
+            "b64": base64.b64encode(np.asarray(value).tobytes()).decode(),
+        }
+    return {"__t": "opaque", "type": type(value).__name__}
+
+
+def _encode_sympy(value):
+    import sympy
+
+    if isinstance(value, (sympy.Basic, sympy.MatrixBase)) or (
+        isinstance(value, type) and issubclass(value, sympy.Function)
+    ):
+        text = sympy.srepr(value)
+        if len(text) <= MAX_SREPR:
+            return {"__t": "sympy", "srepr": text}
+    return {"__t": "opaque", "type": type(value).__name__}
+
+
+# ----------------------------------------------------------------------- decoding
+
+
+def decode(data, depth: int = 0):
+    """The value of a plain-data form; :class:`WireError` if it is malformed."""
+    if depth > MAX_DEPTH:
+        raise WireError("nested too deeply")
+    if data is None or isinstance(data, (bool, int, float, str)):
+        return data
+    if isinstance(data, list):
+        return [decode(v, depth + 1) for v in data]
+    if not isinstance(data, dict):
+        raise WireError(f"unexpected JSON value of type {type(data).__name__}")
+    tag = data.get("__t")
+    try:
+        if tag == "tuple":
+            return tuple(decode(v, depth + 1) for v in data["v"])
+        if tag == "dict":
+            out = {}
+            for k, v in data["v"]:
+                out[decode(k, depth + 1)] = decode(v, depth + 1)
+            return out
+        if tag == "float":
+            if data["v"] not in ("nan", "inf", "-inf"):
+                raise WireError(f"not a float: {data['v']!r}")
+            return float(data["v"])
+        if tag == "complex":
+            return complex(float(decode(data["re"])), float(decode(data["im"])))
+        if tag in ("nd", "np"):
+            return _decode_numpy(data, tag)
+        if tag == "sympy":
+            return parse_srepr(data["srepr"])
+        if tag == "opaque":
+            return Opaque(data.get("type", "object"))
+    except WireError:
+        raise
+    except (KeyError, TypeError, ValueError, OverflowError, RecursionError) as exc:
+        raise WireError(f"malformed {tag!r} value: {type(exc).__name__}") from None
+    raise WireError(f"unknown tag {tag!r}")
+
+
+def _decode_numpy(data, tag):
+    import numpy as np
+
+    dtype = np.dtype(str(data["dtype"]))
+    if dtype.kind not in DTYPE_KINDS or dtype.hasobject:
+        raise WireError(f"dtype {dtype} is not plain data")
+    raw = base64.b64decode(data["b64"], validate=True)
+    if tag == "np":
+        if len(raw) != dtype.itemsize:
+            raise WireError("a numpy scalar of the wrong size")
+        return np.frombuffer(raw, dtype=dtype)[0]
+    shape = tuple(int(s) for s in data["shape"])
+    if any(s < 0 for s in shape) or len(shape) > 32:
+        raise WireError(f"bad shape {shape}")
+    if math.prod(shape) * dtype.itemsize != len(raw):
+        raise WireError("array data does not match its shape")
+    return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+
+
+# ------------------------------------------------------------------ sympy's srepr
+
+_SYMPY_NAMES: dict[str, object] | None = None
+
+
+def _sympy_names() -> dict[str, object]:
+    """The sympy names an ``srepr`` may use: classes of expressions and matrices,
+    undefined functions, and singletons such as ``pi`` or ``oo``."""
+    global _SYMPY_NAMES
+    if _SYMPY_NAMES is None:
+        import sympy
+        from sympy.core.function import FunctionClass
+
+        allowed = {}
+        for name in dir(sympy):
+            if name.startswith("_"):
+                continue
+            obj = getattr(sympy, name)
+            if isinstance(obj, type) and (
+                issubclass(obj, (sympy.Basic, sympy.MatrixBase))
+            ):
+                allowed[name] = obj
+            elif isinstance(obj, FunctionClass):
+                allowed[name] = obj
+            elif isinstance(obj, sympy.Basic):
+                allowed[name] = obj  # pi, E, I, oo, zoo, nan, true, false, ...
+        for mod, names in [
+            ("sympy", ["Function", "Symbol", "Dummy", "Wild", "Lambda"]),
+            ("sympy.core.numbers", ["Integer", "Rational", "Float", "Half", "One"]),
+            ("sympy.matrices", ["MutableDenseMatrix", "ImmutableDenseMatrix"]),
+        ]:
+            m = __import__(mod, fromlist=names)
+            for n in names:
+                if hasattr(m, n):
+                    allowed[n] = getattr(m, n)
+        # srepr also names classes that sympy does not export (ExprCondPair, ...)
+        from sympy.core.function import UndefinedFunction
+
+        todo = [sympy.Basic, sympy.MatrixBase]
+        while todo:
+            cls = todo.pop()
+            todo.extend(cls.__subclasses__())
+            name = cls.__name__
+            if (
+                not name.startswith("_")
+                and name not in allowed
+                and not isinstance(cls, UndefinedFunction)
+                and (cls.__module__ or "").startswith("sympy.")
+            ):
+                allowed[name] = cls
+        # functions that parse or evaluate code are never reachable
+        for bad in ("sympify", "S", "lambdify", "parse_expr", "var", "symbols"):
+            allowed.pop(bad, None)
+        _SYMPY_NAMES = allowed
+    return _SYMPY_NAMES
+
+
+_NAME = re.compile(r"[\w\\{}^]{1,100}")
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|[-+]?(inf|nan)")
+
+
+def _string_allowed(func, position: int, text: str) -> bool:
+    """Whether ``text`` may be argument ``position`` of the sympy class ``func``."""
+    import sympy
+
+    if position != 0 or len(text) > 200:
+        return False
+    if func in (sympy.Symbol, sympy.Dummy, sympy.Wild, sympy.Function):
+        # lambdify prints names into the code it compiles: no name may hold
+        # anything but word characters and TeX's \ { } ^, and a function's name
+        # is not a builtin (lambdify would call it)
+        if _NAME.fullmatch(text) is None:
+            return False
+        if func is sympy.Function:
+            import builtins
+
+            return not text.startswith("_") and not hasattr(builtins, text)
+        return True
+    if func is sympy.Float:
+        return _NUMBER.fullmatch(text) is not None
+    return False
+
+
+def _holds_string(items) -> bool:
+    return any(
+        isinstance(x, str) or (isinstance(x, (list, tuple)) and _holds_string(x))
+        for x in items
+    )
+
+
+def parse_srepr(text: str):
+    """Rebuild a sympy object from its ``srepr`` without ``eval``.
+
+    Only literals (numbers, strings, booleans, ``None``, lists, tuples, a leading
+    minus sign), names of sympy's expression classes and singletons, and calls of
+    them with such arguments are accepted; anything else raises
+    :class:`WireError`.
+    """
+    if not isinstance(text, str) or len(text) > MAX_SREPR:
+        raise WireError("a sympy expression that is not a string or too long")
+    try:
+        tree = ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        raise WireError("a sympy expression that does not parse") from None
+    names = _sympy_names()
+
+    def build(node, depth):
+        if depth > 4 * MAX_DEPTH:
+            raise WireError("a sympy expression nested too deeply")
+        if isinstance(node, ast.Constant):
+            v = node.value
+            if isinstance(v, (int, float, str, bool)) or v is None:
+                if isinstance(v, int) and abs(v) > 10**300:
+                    raise WireError("an integer literal too large")
+                return v
+            raise WireError(f"literal of type {type(v).__name__}")
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            v = build(node.operand, depth + 1)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                return -v
+            raise WireError("a minus sign before something other than a number")
+        if isinstance(node, (ast.List, ast.Tuple)):
+            items = [build(e, depth + 1) for e in node.elts]
+            return items if isinstance(node, ast.List) else tuple(items)
+        if isinstance(node, ast.Name):
+            if node.id in names:
+                return names[node.id]
+            raise WireError(f"name {node.id!r} is not a sympy class")
+        if isinstance(node, ast.Call):
+            func = build(node.func, depth + 1)
+            if not callable(func):
+                raise WireError("a call of something that is not a sympy class")
+            args = [build(a, depth + 1) for a in node.args]
+            # sympy parses a string argument as code (with eval) almost everywhere:
+            # a string may only be the name of a symbol or function, or the digits
+            # of a Float
+            for i, a in enumerate(args):
+                if isinstance(a, str) and not _string_allowed(func, i, a):
+                    raise WireError("a string argument in a sympy expression")
+                if isinstance(a, (list, tuple)) and _holds_string(a):
+                    raise WireError("a string inside a list in a sympy expression")
+            kwargs = {}
+            for kw in node.keywords:
+                if kw.arg is None:
+                    raise WireError("** in a sympy expression")
+                kwargs[kw.arg] = build(kw.value, depth + 1)
+                if isinstance(kwargs[kw.arg], (str, list, tuple)):
+                    raise WireError("a keyword argument that is not a number or flag")
+            return func(*args, **kwargs)
+        raise WireError(f"{type(node).__name__} in a sympy expression")
+
+    try:
+        return build(tree.body, 0)
+    except WireError:
+        raise
+    except RecursionError:
+        raise WireError("a sympy expression nested too deeply") from None
+    except Exception as exc:  # sympy's constructors raise many types
+        raise WireError(
+            f"a sympy expression sympy rejects: {type(exc).__name__}"
+        ) from None
