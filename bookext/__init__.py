@@ -20,7 +20,7 @@ from pathlib import Path
 from attnlib._version import __version__
 
 from .apiref import escape_type_stars, resolve_reexport, write_pages
-from .latex import PlayerFrames, latex_settings
+from .latex import PlayerFrames, latex_macros, latex_settings
 from .notebooks import add_links, build_finished
 from .static import StaticProgressBars, externalise_frames, setup_environment
 
@@ -38,6 +38,14 @@ def _api_pages(app: Any, config: Any) -> None:
     write_pages(Path(app.srcdir))
 
 
+def _static_files(app: Any) -> None:
+    """``builder-inited``: the book's stylesheet (``bookext/_static``); CSS only, as
+    Jupyter Book injects every ``.js`` of a static folder into every page."""
+    if app.builder.format == "html":
+        app.config.html_static_path.append(str(Path(__file__).parent / "_static"))
+        app.add_css_file("attnlib-book.css")
+
+
 def setup(app: Any) -> dict:
     app.connect("config-inited", _config_inited)
     # before sphinx-external-toc (priority 900) reads the toc and its globs
@@ -52,4 +60,6 @@ def setup(app: Any) -> dict:
     app.connect("build-finished", build_finished)
     app.add_transform(PlayerFrames)
     app.connect("builder-inited", latex_settings)
+    app.connect("config-inited", latex_macros)
+    app.connect("builder-inited", _static_files)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -5,6 +5,8 @@
   frame, which the LaTeX builder prefers to the text; the HTML builder still picks
   the player. The static explorers of the widgets carry their PNG already, and
   progress bars print as one line (:mod:`bookext.static`).
+* :func:`latex_macros`: the macros of the HTML book's MathJax (``\\R``, ``\\S``)
+  defined in the LaTeX preamble.
 * :func:`latex_settings`: for a LaTeX build, the exercises' solutions are left out
   (sphinx-exercise's ``hide_solutions``): a reader of the PDF finds them in the HTML
   book and the notebooks.
@@ -62,6 +64,35 @@ class PlayerFrames(SphinxTransform):
             holder = nodes.container(mime_type="image/png")
             holder += image
             bundle += holder
+
+
+def macro_preamble(macros: dict) -> str:
+    """LaTeX definitions of MathJax's ``tex.macros`` (``{"R": "\\mathbb{R}"}``).
+
+    ``\\providecommand`` then ``\\renewcommand``, since LaTeX already defines some
+    of the names (``\\S`` is the section sign).
+    """
+    lines = []
+    for name, body in macros.items():
+        if isinstance(body, list):  # [body, number of arguments]
+            body, nargs = body[0], int(body[1])
+            args = f"[{nargs}]"
+        else:
+            args = ""
+        lines.append(f"\\providecommand{{\\{name}}}{{}}")
+        lines.append(f"\\renewcommand{{\\{name}}}{args}{{{body}}}")
+    return "\n".join(lines)
+
+
+def latex_macros(app: Any, config: Any) -> None:
+    """``config-inited``: the PDF defines the macros the HTML book's MathJax has
+    (``_config.yml``, ``mathjax3_config.tex.macros``), one list for both."""
+    macros = ((config.mathjax3_config or {}).get("tex") or {}).get("macros") or {}
+    if not macros:
+        return
+    elements = dict(config.latex_elements or {})
+    elements["preamble"] = elements.get("preamble", "") + "\n" + macro_preamble(macros)
+    config.latex_elements = elements
 
 
 def latex_settings(app: Any) -> None:

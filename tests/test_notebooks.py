@@ -27,7 +27,7 @@ import pytest
 
 from bookext.notebooks import chapters, strip_solutions, student_notebook
 
-from .check_html import MAKES_FIGURE, _code
+from tools.check_html import MAKES_FIGURE, _code
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILT = ROOT / "_build" / "html" / "notebooks"

@@ -18,57 +18,12 @@ import pytest  # noqa: E402
 from attnlib.widgets._static import STATIC_ENV  # noqa: E402
 from attnlib.widgets.circle import circle_density  # noqa: E402
 from attnlib.widgets.gaussian import gaussian_widget  # noqa: E402
+from tools.browser_check import drive_explorers  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="the Debian package chromium is not installed"
 )
-
-
-def drive_explorers(page) -> list[str]:
-    """Move every control of every explorer of an open page; the failures."""
-    failures = []
-    explorers = page.locator(".attnlib-explorer")
-    for e in range(explorers.count()):
-        ex = explorers.nth(e)
-        name = ex.get_attribute("id")
-        controls = ex.locator(".attnlib-explorer-controls")
-        if not controls.is_visible():
-            failures.append(f"{name}: the controls are not shown")
-            continue
-        img = ex.locator("img.attnlib-explorer-frame")
-        inputs = ex.locator("input, select")
-        for k in range(inputs.count()):
-            control = inputs.nth(k)
-            label = ex.locator(f"label[for='{control.get_attribute('id')}']")
-            what = f"{name}: {label.inner_text() if label.count() else '?'}"
-            box = control.bounding_box()
-            if box is None or box["width"] < 40:
-                failures.append(f"{what}: the control is not usable (width {box})")
-            before = (img.get_attribute("src"), img.get_attribute("alt"))
-            if control.evaluate("el => el.tagName") == "SELECT":
-                n = control.locator("option").count()
-                current = int(control.input_value())
-                control.select_option(str((current + 1) % n))
-            else:
-                control.focus()
-                key = (
-                    "ArrowLeft"
-                    if control.input_value() == control.get_attribute("max")
-                    else "ArrowRight"
-                )
-                control.press(key)
-            page.wait_for_timeout(50)
-            after = (img.get_attribute("src"), img.get_attribute("alt"))
-            if after[1] == before[1]:
-                failures.append(f"{what}: the alt text did not follow the control")
-            if after[0] == before[0]:
-                # a move may land on an identical frame (stored once): move again
-                failures.append(f"{what}: the figure did not change")
-            ok = img.evaluate("i => i.complete && i.naturalWidth > 0")
-            if not ok:
-                failures.append(f"{what}: the new frame did not load")
-    return failures
 
 
 @pytest.fixture(scope="module")

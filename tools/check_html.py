@@ -32,6 +32,12 @@ of the chapters are read from the execution cache next to the HTML directory
    widgets with their images (at least as many ``<img>`` in the rendered page as in
    its HTML plus its snapshots), and shows no traceback.
 
+5. In Chromium through playwright at 1366 px and 390 px (:mod:`tools.browser_check`):
+   no JavaScript error or missing file, no critical axe-core violation, every control
+   of every static explorer changes its figure; at 390 px the sidebar toggle opens the
+   table of contents, wide equations scroll in their box with the number clear of the
+   formula, nothing is wider than the screen. The weight of each page is printed.
+
 Points 2 and 3 on a notebook are :func:`notebook_failures`, also used by the test
 that executes the chapters.
 """
@@ -347,9 +353,19 @@ def main(root: Path) -> int:
             f"{page.name}: {n_math} formulas typeset, {n_views} widget views saved, "
             f"{n_img} images rendered"
         )
+    from .browser_check import WEIGHT_AIM, check_pages
+
+    browser_fail, weights = check_pages(pages, root, chromium)
+    failures += browser_fail
+    print("page weight at first load (page and the files it loads):")
+    for name, size in weights.items():
+        mark = (
+            "" if size <= WEIGHT_AIM else f"  (over the aim of {WEIGHT_AIM >> 20} MB)"
+        )
+        print(f"  {name}: {size / 2**20:.2f} MB{mark}")
     for f in failures:
         print("FAIL", f)
-    failed = {f.split(":")[0] for f in failures}
+    failed = {re.split(r"[: ]", f, maxsplit=1)[0] for f in failures}
     print(f"{len(pages) - len(failed)} passed, {len(failed)} failed")
     return 1 if failures else 0
 

@@ -196,7 +196,7 @@ _SCRIPT = """(function () {
   root.dataset.ready = "1";
   var data = JSON.parse(root.querySelector("script.attnlib-explorer-data").textContent);
   var img = root.querySelector("img.attnlib-explorer-frame");
-  var inputs = root.querySelectorAll("[data-axis]");
+  var inputs = root.querySelectorAll("input[data-axis], select[data-axis]");
   function update() {
     var idx = [], shown = [];
     inputs.forEach(function (el) {

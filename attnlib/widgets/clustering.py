@@ -91,10 +91,10 @@ def phase_diagram_explorer(
         s.observe(redraw, names="value")
     box = ExplorerBox([widgets.HBox([s_d, s_beta, s_t]), out])
     box.sliders = {"d": s_d, "beta": s_beta, "t": s_t}
-    # without a kernel: every d, every other row of beta, t in steps of 5
-    betas = {round(float(b), 1) for b in every(ref.betas, 2)} | {float(s_beta.value)}
+    # without a kernel: every d, every third row of beta, t in quarters of its range
+    betas = {round(float(b), 1) for b in every(ref.betas, 3)} | {float(s_beta.value)}
     t_lo, t_hi = float(ref.times.min()), float(ref.times.max())
-    ts = set(np.arange(t_lo, t_hi + 1e-9, 5.0).round(6).tolist()) | {t_hi}
+    ts = {round(t, 1) for t in np.linspace(t_lo, t_hi, 5).tolist()}
     box.static = StaticSpec(
         fig,
         [
@@ -174,7 +174,12 @@ def histogram_explorer(
         fig,
         [
             Axis("β", s_beta, betas),
-            Axis("t", s_t, list(range(T)), fmt=lambda i: f"{runs[beta][0][i]:.3g}"),
+            Axis(
+                "t",
+                s_t,
+                sorted(set(every(list(range(T)), 2)) | {s_t.value}),
+                fmt=lambda i: f"{runs[beta][0][i]:.3g}",
+            ),
         ],
         alt=(
             "Histogram (log scale) of the pairwise inner products of the tokens at "

@@ -209,7 +209,7 @@ def sphere_explorer(
         fig,
         [
             Axis("β", b, beta_grid),
-            Axis("time", tt, every(times, 2), fmt=lambda v: f"{v:.3g}"),
+            Axis("time", tt, every(times, 4), fmt=lambda v: f"{v:.3g}"),
         ],
         alt=(
             f"Left: {n} tokens on the sphere S² under {variant} attention and their "
