@@ -22,16 +22,23 @@ from attnlib._version import __version__
 from .apiref import escape_type_stars, resolve_reexport, write_pages
 from .latex import PlayerFrames, latex_macros, latex_settings
 from .notebooks import add_links, build_finished
-from .static import StaticProgressBars, externalise_frames, setup_environment
+from .static import (
+    FigureCaptions,
+    StaticProgressBars,
+    externalise_frames,
+    setup_environment,
+)
 
 
 def _config_inited(app: Any, config: Any) -> None:
     config.version = config.release = __version__
     options = dict(config.html_theme_options or {})
+    # the theme's mode: with none set, pydata-sphinx-theme logs an error on every page
+    options.setdefault("default_mode", "light")
     footer = options.get("extra_footer")
     if footer:
         options["extra_footer"] = footer.replace("{release}", __version__)
-        config.html_theme_options = options
+    config.html_theme_options = options
 
 
 def _api_pages(app: Any, config: Any) -> None:
@@ -59,6 +66,7 @@ def setup(app: Any) -> dict:
     app.connect("html-page-context", add_links)
     app.connect("build-finished", build_finished)
     app.add_transform(PlayerFrames)
+    app.add_transform(FigureCaptions)
     app.connect("builder-inited", latex_settings)
     app.connect("config-inited", latex_macros)
     app.connect("builder-inited", _static_files)

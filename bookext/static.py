@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from docutils import nodes
+from sphinx.transforms import SphinxTransform
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -41,9 +42,14 @@ EXPLORER = re.compile(
 DATA_URI = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=]+)")
 
 
+IPYTHONDIR = Path(__file__).resolve().parent / "ipython"
+
+
 def setup_environment() -> None:
-    """Kernels started by this build display widgets as static explorers."""
+    """Kernels started by this build display widgets as static explorers and
+    describe their figures in text (the start-up file under ``bookext/ipython``)."""
     os.environ["ATTNLIB_STATIC"] = "1"
+    os.environ["IPYTHONDIR"] = str(IPYTHONDIR)
 
 
 def widget_state(env: Any, docname: str) -> dict:
@@ -147,14 +153,20 @@ def _frame_file(outdir: Path, b64: str) -> str:
 def externalise_frames(
     app: Any, pagename: str, templatename: str, context: dict, doctree: Any
 ) -> None:
-    """``html-page-context``: explorer frames become files; no widget state script."""
+    """``html-page-context``: explorer frames become files; no widget state script,
+    and no script twice (sphinx-thebe's settings are added twice by Jupyter Book,
+    which is a JavaScript error: a ``const`` declared again)."""
     scripts = context.get("script_files")
     if isinstance(scripts, list):
-        scripts[:] = [
-            s
-            for s in scripts
-            if getattr(s, "attributes", {}).get("type") != WIDGET_STATE
-        ]
+        seen, kept = set(), []
+        for s in scripts:
+            attrs = getattr(s, "attributes", {})
+            key = (str(s), attrs.get("body"))
+            if attrs.get("type") == WIDGET_STATE or key in seen:
+                continue
+            seen.add(key)
+            kept.append(s)
+        scripts[:] = kept
     body = context.get("body")
     if not body or "attnlib-explorer" not in body:
         return
@@ -168,3 +180,58 @@ def externalise_frames(
         return match.group(1) + inner + match.group(3)
 
     context["body"] = EXPLORER.sub(move, body)
+
+
+FIGURE_TEXT = "Figure: "
+
+
+class FigureCaptions(SphinxTransform):
+    """Every figure of a chapter gets an alternative text, a caption and a number.
+
+    The kernels that execute the chapters describe a matplotlib figure in its text
+    form (``Figure: <title, panels, axes>``, from the IPython start-up file that
+    :func:`setup_environment` points to). An image output with such a text becomes
+    a numbered figure whose alternative text is the description and whose caption is
+    its title part; an output that a cell already puts in a figure (``mystnb:
+    figure:`` metadata) keeps its caption and gets the alternative text. Outputs
+    that the HTML shows as something else (a static explorer, a player) are left
+    alone, so that the numbers of the HTML and of the PDF agree.
+    """
+
+    default_priority = 400
+
+    def apply(self, **kwargs: Any) -> None:
+        count = 0
+        for bundle in list(self.document.findall(nodes.container)):
+            if bundle.get("nb_element") != "mime_bundle":
+                continue
+            kinds = [c.get("mime_type") for c in bundle.children]
+            if "image/png" not in kinds or "text/plain" not in kinds:
+                continue
+            text = bundle.children[kinds.index("text/plain")].astext().strip()
+            if not text.startswith(FIGURE_TEXT):
+                continue
+            alt = text[len(FIGURE_TEXT) :]
+            holder = bundle.children[kinds.index("image/png")]
+            images = list(holder.findall(nodes.image))
+            if not images:
+                continue
+            for image in images:
+                image["alt"] = alt
+            if "text/html" in kinds or any(
+                isinstance(p, nodes.figure) for p in _parents(bundle)
+            ):
+                continue
+            count += 1
+            docname = self.env.docname.replace("/", "-")
+            figure = nodes.figure(ids=[f"{docname}-figure-{count}"])
+            figure += images[0].deepcopy()
+            title = alt.split(". ")[0].rstrip(".") if alt else "Figure"
+            figure += nodes.caption(title, title)
+            holder.children = [figure]
+
+
+def _parents(node: nodes.Node):
+    while node.parent is not None:
+        node = node.parent
+        yield node

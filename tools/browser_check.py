@@ -71,6 +71,9 @@ _OVERFLOW = """() => {
   document.querySelectorAll("main *").forEach(el => {
     const r = el.getBoundingClientRect();
     if (r.width === 0 || r.right <= w + 1) { return; }
+    if (el.checkVisibility && !el.checkVisibility({visibilityProperty: true})) {
+      return;  // a drawer off the screen (the page's contents), hidden until opened
+    }
     for (let e = el.parentElement; e; e = e.parentElement) {
       const o = getComputedStyle(e).overflowX;
       if (o !== "visible") { return; }
@@ -121,11 +124,14 @@ def drive_explorers(page: Any) -> list[str]:
             if not changed:
                 failures.append(f"{what}: moving it does not change the figure")
                 continue
-            page.wait_for_function(
-                "el => el.complete && el.naturalWidth > 0",
-                arg=img.element_handle(),
-                timeout=15000,
-            )
+            try:
+                page.wait_for_function(
+                    "el => el.complete && el.naturalWidth > 0",
+                    arg=img.element_handle(),
+                    timeout=15000,
+                )
+            except Exception:  # playwright's TimeoutError
+                failures.append(f"{what}: the frame it asks for does not load")
     return failures
 
 
@@ -216,8 +222,8 @@ def _check(browser, path, root, width, axe, weights) -> list[str]:
 
 
 def _sidebar(page: Any) -> list[str]:
-    toggle = page.locator("button.primary-toggle").first
-    if toggle.count() == 0 or not toggle.is_visible():
+    toggle = page.locator("button.primary-toggle:visible").first
+    if toggle.count() == 0:
         return ["no visible sidebar toggle"]
     toggle.click()
     page.wait_for_timeout(500)

@@ -59,7 +59,9 @@ from typing import Any
 EXTERNAL = re.compile(
     r'<(?:script|link)\b[^>]*(?:src|href)="(?:https?:)?//[^"]+"[^>]*>'
 )
-FIGURE_TEXT = re.compile(r"<Figure size [\d.]+x[\d.]+ with \d+ Axes>")
+# a figure's text form: matplotlib's, or the description the book's kernels give
+# (bookext/ipython): either without the image means the figure was not drawn
+FIGURE_TEXT = re.compile(r"<Figure size [\d.]+x[\d.]+ with \d+ Axes>|^Figure: ")
 MAKES_FIGURE = re.compile(
     r"\bplt\.(?:show|subplots|figure|subplot_mosaic)\("
     r"|\b(?:plot_\w+|\w+_figure)\("
