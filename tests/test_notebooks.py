@@ -141,6 +141,7 @@ print("executed", len(nb.cells))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     os.environ.get("ATTNLIB_TEST_BINDER") != "1",
     reason="make test-binder runs the notebooks in Binder's environment",

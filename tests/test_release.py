@@ -121,6 +121,7 @@ def dist(tmp_path_factory) -> Path:
     return ROOT / "dist"
 
 
+@pytest.mark.slow
 def test_sdist_carries_the_library_and_no_tests_or_build_output(dist):
     (sdist,) = dist.glob(f"attnlib-{__version__}.tar.gz")
     with tarfile.open(sdist) as tar:
@@ -140,6 +141,7 @@ def test_sdist_carries_the_library_and_no_tests_or_build_output(dist):
 README_EXAMPLE = re.compile(r"## The library.*?```python\n(.*?)```", re.S)
 
 
+@pytest.mark.slow
 def test_wheel_installs_and_works_in_a_fresh_venv(dist, tmp_path):
     (wheel,) = dist.glob(f"attnlib-{__version__}-py3-none-any.whl")
     py = _venv(tmp_path / "venv")
@@ -166,6 +168,7 @@ def test_wheel_installs_and_works_in_a_fresh_venv(dist, tmp_path):
     assert passed and int(passed.group(1)) >= 20, doctests.stdout[-2000:]
 
 
+@pytest.mark.slow
 def test_citation_cff_is_valid(tmp_path):
     """``cffconvert --validate`` (schema 1.2.0) in its own environment: its pins
     (jsonschema 3) do not fit the book's."""

@@ -100,6 +100,7 @@ def test_live_display_is_the_widget(case, monkeypatch):
     assert VIEW in data and "text/html" not in data
 
 
+@pytest.mark.slow
 def test_static_display_is_an_explorer_whose_controls_all_act(case, monkeypatch):
     monkeypatch.setenv(STATIC_ENV, "1")
     name, box = case

@@ -21,9 +21,12 @@ from attnlib.widgets.gaussian import gaussian_widget  # noqa: E402
 from tools.browser_check import drive_explorers  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="the Debian package chromium is not installed"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="the Debian package chromium is not installed"
+    ),
+]
 
 
 @pytest.fixture(scope="module")
