@@ -35,6 +35,9 @@ def _config_inited(app: Any, config: Any) -> None:
     options = dict(config.html_theme_options or {})
     # the theme's mode: with none set, pydata-sphinx-theme logs an error on every page
     options.setdefault("default_mode", "light")
+    # launch buttons need the repository's address (the theme fails without it)
+    if not options.get("repository_url"):
+        options.pop("launch_buttons", None)
     footer = options.get("extra_footer")
     if footer:
         options["extra_footer"] = footer.replace("{release}", __version__)

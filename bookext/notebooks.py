@@ -189,7 +189,13 @@ def build_finished(app: Any, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
     root = Path(app.srcdir)
-    write_notebooks(root, root / "_build", Path(app.builder.outdir))
+    html = Path(app.builder.outdir)
+    for path in write_notebooks(root, root / "_build", html):
+        # with launch buttons the theme offers _sources/<page>.ipynb for download,
+        # a copy without the outputs of a cached build: offer the reader's instead
+        theirs = html / "_sources" / "book" / path.name
+        if theirs.exists():
+            theirs.write_bytes(path.read_bytes())
 
 
 def add_links(
@@ -225,3 +231,43 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+def notebook_failures(html: Path, sources: Path) -> list[str]:
+    """What is wrong with the notebooks of a built book (the page check calls it):
+    each chapter page links its two notebooks, the reader's shows an image for every
+    cell that makes a figure, the student's has no solution and no output."""
+    from tools.check_html import MAKES_FIGURE, _code
+
+    failures = []
+    for page in sorted((html / "book").glob("*.html")):
+        source = sources / f"{page.stem}.md"
+        if not source.exists() or "kernelspec" not in source.read_text()[:600]:
+            continue
+        text = page.read_text(encoding="utf-8")
+        for name in (f"{page.stem}.ipynb", f"{page.stem}-student.ipynb"):
+            if f"{OUT}/{name}" not in text:
+                failures.append(f"{page.name}: no link to {name}")
+            if not (html / OUT / name).exists():
+                failures.append(f"{page.name}: {OUT}/{name} is missing")
+        if failures:
+            continue
+        reader = nbformat.read(html / OUT / f"{page.stem}.ipynb", as_version=4)
+        for cell in reader.cells:
+            tags = set(cell.metadata.get("tags", []))
+            if cell.cell_type != "code" or tags & {"remove-output", "remove-cell"}:
+                continue
+            if MAKES_FIGURE.search(_code(cell.source)) and not any(
+                "image/png" in o.get("data", {}) for o in cell.get("outputs", [])
+            ):
+                first = cell.source.splitlines()[0][:40]
+                failures.append(
+                    f"{page.name}: the notebook has no figure for {first!r}"
+                )
+        student = nbformat.read(html / OUT / f"{page.stem}-student.ipynb", as_version=4)
+        text = "\n".join(c.source for c in student.cells)
+        if re.search(r"\{solution(-start|-end)?\}", text):
+            failures.append(f"{page.name}: the student notebook has a solution")
+        if any(c.get("outputs") for c in student.cells if c.cell_type == "code"):
+            failures.append(f"{page.name}: the student notebook has outputs")
+    return failures

@@ -140,3 +140,34 @@ def test_the_footer_template_is_in_the_config():
         (Path(__file__).resolve().parents[1] / "_config.yml").read_text()
     )
     assert "{release}" in config["html"]["extra_footer"]
+
+
+def test_launch_buttons_only_with_a_repository_url():
+    import yaml
+
+    from bookext import _config_inited
+
+    config = yaml.safe_load(
+        (Path(__file__).resolve().parents[1] / "_config.yml").read_text()
+    )
+    assert config["launch_buttons"]["binderhub_url"]
+    assert config["launch_buttons"]["notebook_interface"] == "jupyterlab"
+
+    def theme(url):
+        class C:
+            version = release = None
+            html_theme_options = {
+                "launch_buttons": dict(config["launch_buttons"]),
+                "repository_url": url,
+            }
+
+        c = C()
+        _config_inited(None, c)
+        return c.html_theme_options
+
+    assert "launch_buttons" not in theme("")
+    on = theme("https://example.org/owner/book")
+    assert (
+        on["launch_buttons"]["binderhub_url"]
+        == config["launch_buttons"]["binderhub_url"]
+    )

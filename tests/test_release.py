@@ -84,7 +84,8 @@ def test_repository_url_agrees_between_package_and_book():
     same address (or neither names one)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
-    book_url = (config.get("repository") or {}).get("url")
+    book_url = (config.get("repository") or {}).get("url") or None
+    assert "repository" in config, "an unset url must be empty, not Jupyter Book's"
     assert project.get("urls", {}).get("Repository") == book_url
 
 

@@ -32,7 +32,9 @@ of the chapters are read from the execution cache next to the HTML directory
    widgets with their images (at least as many ``<img>`` in the rendered page as in
    its HTML plus its snapshots), and shows no traceback.
 
-5. In Chromium through playwright at 1366 px and 390 px (:mod:`tools.browser_check`):
+5. Every chapter page links its notebooks (``bookext.notebooks``): the reader's
+   shows an image for every figure cell, the student's holds no solution.
+6. In Chromium through playwright at 1366 px and 390 px (:mod:`tools.browser_check`):
    no JavaScript error or missing file, no critical axe-core violation, every control
    of every static explorer changes its figure; at 390 px the sidebar toggle opens the
    table of contents, wide equations scroll in their box with the number clear of the
@@ -355,7 +357,11 @@ def main(root: Path) -> int:
             f"{page.name}: {n_math} formulas typeset, {n_views} widget views saved, "
             f"{n_img} images rendered"
         )
+    from bookext.notebooks import notebook_failures as chapter_notebook_failures
+
     from .browser_check import WEIGHT_AIM, check_pages
+
+    failures += chapter_notebook_failures(root, sources)
 
     browser_fail, weights = check_pages(pages, root, chromium)
     failures += browser_fail
