@@ -20,7 +20,7 @@ from pathlib import Path
 from attnlib._version import __version__
 
 from .apiref import escape_type_stars, resolve_reexport, write_pages
-from .latex import PlayerFrames, latex_macros, latex_settings
+from .latex import Appendices, DropSolutions, PlayerFrames, latex_macros
 from .notebooks import add_links, build_finished
 from .static import (
     FigureCaptions,
@@ -70,7 +70,8 @@ def setup(app: Any) -> dict:
     app.connect("build-finished", build_finished)
     app.add_transform(PlayerFrames)
     app.add_transform(FigureCaptions)
-    app.connect("builder-inited", latex_settings)
+    app.add_post_transform(DropSolutions)
+    app.add_post_transform(Appendices)
     app.connect("config-inited", latex_macros)
     app.connect("builder-inited", _static_files)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -7,9 +7,11 @@
   progress bars print as one line (:mod:`bookext.static`).
 * :func:`latex_macros`: the macros of the HTML book's MathJax (``\\R``, ``\\S``)
   defined in the LaTeX preamble.
-* :func:`latex_settings`: for a LaTeX build, the exercises' solutions are left out
-  (sphinx-exercise's ``hide_solutions``): a reader of the PDF finds them in the HTML
-  book and the notebooks.
+* :class:`Appendices`: the parts after the chapters are appendices, so that the
+  chapters are numbered 1 to 5; the introduction is unnumbered front matter; the
+  library reference is left out (it is a web reference).
+* :class:`DropSolutions`: for a LaTeX build, the exercises' solutions are left out:
+  a reader of the PDF finds them in the HTML book and the notebooks.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 from docutils import nodes
 from sphinx.transforms import SphinxTransform
+from sphinx.transforms.post_transforms import SphinxPostTransform
 
 FRAME = re.compile(r'frames\[(\d+)\] = "data:image/png;base64,([A-Za-z0-9+/=]+)"')
 
@@ -95,7 +98,54 @@ def latex_macros(app: Any, config: Any) -> None:
     config.latex_elements = elements
 
 
-def latex_settings(app: Any) -> None:
-    """``builder-inited``: a LaTeX build leaves out the exercises' solutions."""
-    if app.builder.format == "latex":
-        app.config.hide_solutions = True
+class Appendices(SphinxPostTransform):
+    """In the PDF the parts after the chapters (coursework, library reference, back
+    matter) are appendices, lettered A, B, ..., so that the chapters are numbered 1
+    to 5 and nothing else is. The introduction (the root page) comes before the
+    first part, unnumbered, as front matter.
+
+    Runs after sphinx-jupyterbook-latex has turned the captions of ``_toc.yml`` into
+    parts (priority 700), on the assembled document of the book.
+    """
+
+    default_priority = 750
+    formats = ("latex",)
+    #: parts of the HTML book left out of the PDF: the library reference is a web
+    #: reference (and its docstrings' inline markup is not all valid LaTeX)
+    OMIT = ("Library reference",)
+
+    def run(self, **kwargs: Any) -> None:
+        parts = []
+        for node in list(self.document.children):
+            if not isinstance(
+                node, nodes.compound
+            ) or "toctree-wrapper" not in node.get("classes", []):
+                continue
+            title = next(iter(node.findall(nodes.title)), None)
+            if title is not None and title.astext() in self.OMIT:
+                self.document.remove(node)
+                continue
+            parts.append(node)
+        if len(parts) > 1:
+            index = self.document.index(parts[1])
+            self.document.insert(index, nodes.raw("", "\\appendix\n", format="latex"))
+
+
+class DropSolutions(SphinxPostTransform):
+    """The LaTeX build leaves out the exercises' solutions (sphinx-exercise's
+    ``hide_solutions`` drops the plain ``{solution}`` directive only, not the gated
+    ``{solution-start}``/``{solution-end}`` pairs the chapters use)."""
+
+    default_priority = 30  # after sphinx-exercise's own post-transforms
+    formats = ("latex",)
+
+    def run(self, **kwargs: Any) -> None:
+        from sphinx_exercise.nodes import (
+            solution_end_node,
+            solution_node,
+            solution_start_node,
+        )
+
+        kinds = (solution_node, solution_start_node, solution_end_node)
+        for node in list(self.document.findall(lambda n: isinstance(n, kinds))):
+            node.parent.remove(node)

@@ -14,7 +14,7 @@ from bookext.pdfcheck import failures, pdf_text
 
 PDF = Path(__file__).resolve().parents[1] / "_build" / "latex" / "book.pdf"
 GOOD = "\n".join(
-    f"Chapter {k}\n\n{title}\n\ntext"
+    f"{2 * k}        Chapter {k}. {title}\n\ntext"
     for k, title in enumerate(
         [
             "Modelling",
@@ -45,7 +45,7 @@ def test_object_texts_fail(bad):
 
 
 def test_chapter_numbers_are_checked():
-    shifted = GOOD.replace("Chapter 1\n\nModelling", "Chapter 6\n\nModelling")
+    shifted = GOOD.replace("Chapter 1. Modelling", "Chapter 6. Modelling")
     assert any("chapter 1" in f for f in failures(shifted))
     assert failures(GOOD + "\nSolution to Exercise 1.2\n")
 
