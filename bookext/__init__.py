@@ -34,7 +34,9 @@ def _config_inited(app: Any, config: Any) -> None:
     config.version = config.release = __version__
     options = dict(config.html_theme_options or {})
     # the theme's mode: with none set, pydata-sphinx-theme logs an error on every page
-    options.setdefault("default_mode", "light")
+    context = dict(config.html_context or {})
+    context.setdefault("default_mode", "light")
+    config.html_context = context
     # launch buttons need the repository's address (the theme fails without it)
     if not options.get("repository_url"):
         options.pop("launch_buttons", None)

@@ -156,6 +156,7 @@ def test_launch_buttons_only_with_a_repository_url():
     def theme(url):
         class C:
             version = release = None
+            html_context = None
             html_theme_options = {
                 "launch_buttons": dict(config["launch_buttons"]),
                 "repository_url": url,

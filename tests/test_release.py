@@ -56,6 +56,7 @@ def test_the_book_shows_the_version_and_the_licences():
     class Config:
         html_theme_options = {"extra_footer": config["html"]["extra_footer"]}
         version = release = None
+        html_context = None
 
     c = Config()
     _config_inited(None, c)
