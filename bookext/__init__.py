@@ -51,11 +51,11 @@ def _api_pages(app: Any, config: Any) -> None:
 
 
 def _static_files(app: Any) -> None:
-    """``builder-inited``: the book's stylesheet (``bookext/_static``); CSS only, as
-    Jupyter Book injects every ``.js`` of a static folder into every page."""
+    """``builder-inited``: the book's stylesheet and script (``bookext/_static``)."""
     if app.builder.format == "html":
         app.config.html_static_path.append(str(Path(__file__).parent / "_static"))
         app.add_css_file("attnlib-book.css")
+        app.add_js_file("attnlib-book.js")
 
 
 def setup(app: Any) -> dict:

@@ -161,13 +161,19 @@ def externalise_frames(
         seen, kept = set(), []
         for s in scripts:
             attrs = getattr(s, "attributes", {})
-            key = (str(s), attrs.get("body"))
+            key = (getattr(s, "filename", str(s)), attrs.get("body"))
             if attrs.get("type") == WIDGET_STATE or key in seen:
                 continue
             seen.add(key)
             kept.append(s)
         scripts[:] = kept
     body = context.get("body")
+    if body and 'role="list" class="citation-list"' in body:
+        # the bibliography's entries are not list items (role doc-biblioentry): the
+        # list role makes it an invalid list for assistive technology
+        body = context["body"] = body.replace(
+            'role="list" class="citation-list"', 'class="citation-list"'
+        )
     if not body or "attnlib-explorer" not in body:
         return
     outdir = Path(app.builder.outdir)
