@@ -161,7 +161,7 @@ def externalise_frames(
         seen, kept = set(), []
         for s in scripts:
             attrs = getattr(s, "attributes", {})
-            key = (getattr(s, "filename", str(s)), attrs.get("body"))
+            key = (getattr(s, "filename", None) or "", attrs.get("body"))
             if attrs.get("type") == WIDGET_STATE or key in seen:
                 continue
             seen.add(key)
