@@ -13,9 +13,10 @@ without the solutions of the exercises.
 * ``<chapter>-student.ipynb``: the chapter without the ``{solution-start}`` ...
   ``{solution-end}`` blocks and without outputs.
 
-Both start with a cell that installs ``attnlib`` (with the plotting extras, at the
-version of the book) when it cannot be imported, so that a notebook runs on a hub,
-on Binder or on Colab on its own.
+Their first markdown cell carries the book's TeX macros (``\\R``, ``\\S``) as MyST
+front matter, which jupyterlab-myst reads. Both start with a cell that installs
+``attnlib`` (with the plotting extras, at the version of the book) when it cannot be
+imported, so that a notebook runs on a hub, on Binder or on Colab on its own.
 """
 
 from __future__ import annotations
@@ -108,6 +109,26 @@ def _first_cell(repository: str | None) -> Any:
     return cell
 
 
+def macros(root: Path = ROOT) -> dict[str, str]:
+    """The TeX macros of the book (``_config.yml``'s MathJax ``tex.macros``)."""
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    tex = config["sphinx"]["config"].get("mathjax3_config", {}).get("tex", {})
+    return {f"\\{k}": v for k, v in (tex.get("macros") or {}).items()}
+
+
+def _frontmatter(nb: Any) -> None:
+    """The first markdown cell starts with the page's front matter, where
+    jupyterlab-myst reads the macros (``math:``) that the HTML book's MathJax has."""
+    defined = macros()
+    if not defined:
+        return
+    head = yaml.safe_dump({"math": defined}, allow_unicode=True, sort_keys=True)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = f"---\n{head}---\n{cell.source}"
+            return
+
+
 def _finish(nb: Any, repository: str | None) -> Any:
     nb.metadata.pop("widgets", None)
     nb.metadata.pop("source_map", None)
@@ -117,6 +138,7 @@ def _finish(nb: Any, repository: str | None) -> Any:
         "language": "python",
         "name": "python3",
     }
+    _frontmatter(nb)
     nb.cells.insert(0, _first_cell(repository))
     nb.nbformat, nb.nbformat_minor = 4, 5
     for k, cell in enumerate(nb.cells):

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import yaml
 
 from bookext.notebooks import chapters, strip_solutions, student_notebook
 
@@ -71,6 +72,10 @@ def test_student_notebook_has_no_solution_and_every_other_cell(source):
     text = "\n".join(c.source for c in nb.cells)
     assert not SOLUTION.search(text)
     assert "install" in nb.cells[0].source and "attnlib" in nb.cells[0].source
+    # the macros of the HTML book, as front matter that jupyterlab-myst reads
+    first_md = next(c for c in nb.cells if c.cell_type == "markdown")
+    head = yaml.safe_load(first_md.source.split("---\n")[1])
+    assert head["math"] == {"\\R": "\\mathbb{R}", "\\S": "\\mathbb{S}"}
     full = source.read_text(encoding="utf-8")
     if "{solution-start}" in full:
         assert len(strip_solutions(full)) < len(full)
