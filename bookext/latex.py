@@ -27,7 +27,8 @@ from docutils import nodes
 from sphinx.transforms import SphinxTransform
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
-FRAME = re.compile(r'frames\[(\d+)\] = "data:image/png;base64,([A-Za-z0-9+/=]+)"')
+# matplotlib breaks a frame's base64 into lines ending with a backslash
+FRAME = re.compile(r'frames\[(\d+)\] = "data:image/png;base64,([A-Za-z0-9+/=\\\s]+)"')
 
 
 def last_frame(player: str) -> bytes | None:
@@ -37,7 +38,7 @@ def last_frame(player: str) -> bytes | None:
     frames = {int(i): b64 for i, b64 in FRAME.findall(player)}
     if not frames:
         return None
-    return base64.b64decode(frames[max(frames)])
+    return base64.b64decode(re.sub(r"[\\\s]", "", frames[max(frames)]))
 
 
 class PlayerFrames(SphinxTransform):
@@ -87,14 +88,34 @@ def macro_preamble(macros: dict) -> str:
     return "\n".join(lines)
 
 
+#: The frames of code cells and outputs that sphinx-jupyterbook-latex writes, as its
+#: own class defines them (the book uses Sphinx's ``manual`` class, see _config.yml).
+CELL_FRAMES = r"""
+\usepackage[strict]{changepage}
+\definecolor{CodeBlockInputBorderColor}{RGB}{200,200,200}
+\definecolor{CodeBlockInputColor}{RGB}{247,247,247}
+\definecolor{CodeBlockOutputBorderColor}{RGB}{247,247,247}
+\definecolor{CodeBlockOutputColor}{RGB}{252,252,252}
+\newenvironment{sphinxVerbatimInput}
+  {\colorlet{VerbatimBorderColor}{CodeBlockInputBorderColor}%
+   \colorlet{VerbatimColor}{CodeBlockInputColor}%
+   \begin{adjustwidth}{5pt}{}}
+  {\end{adjustwidth}}
+\newenvironment{sphinxVerbatimOutput}
+  {\colorlet{VerbatimBorderColor}{CodeBlockOutputBorderColor}%
+   \colorlet{VerbatimColor}{CodeBlockOutputColor}%
+   \begin{adjustwidth}{20pt}{}}
+  {\end{adjustwidth}}
+"""
+
+
 def latex_macros(app: Any, config: Any) -> None:
     """``config-inited``: the PDF defines the macros the HTML book's MathJax has
     (``_config.yml``, ``mathjax3_config.tex.macros``), one list for both."""
     macros = ((config.mathjax3_config or {}).get("tex") or {}).get("macros") or {}
-    if not macros:
-        return
     elements = dict(config.latex_elements or {})
-    elements["preamble"] = elements.get("preamble", "") + "\n" + macro_preamble(macros)
+    preamble = elements.get("preamble", "") + CELL_FRAMES
+    elements["preamble"] = preamble + "\n" + macro_preamble(macros)
     config.latex_elements = elements
 
 

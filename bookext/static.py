@@ -117,8 +117,11 @@ class StaticProgressBars(SphinxPostTransform):
     default_priority = 3  # myst-nb's SelectMimeType runs at 4
 
     def run(self, **kwargs: Any) -> None:
-        docname = self.env.path2doc(self.document["source"])
-        state = widget_state(self.env, docname) if docname else {}
+        # the LaTeX builder runs this on one document assembled from every page:
+        # the saved states of all pages (model ids are unique)
+        state: dict = {}
+        for docname in getattr(self.env, "nb_metadata", {}):
+            state.update(widget_state(self.env, docname))
         if not state:
             return
         html_out = self.app.builder.format == "html"

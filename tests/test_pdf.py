@@ -54,6 +54,7 @@ def test_last_frame_of_a_player():
     import base64
 
     png = base64.b64encode(b"\x89PNG-last").decode()
+    png = png[:6] + "\\\n" + png[6:]  # matplotlib breaks the base64 into lines
     player = (
         '<div class="animation">'
         f'frames[0] = "data:image/png;base64,{base64.b64encode(b"x").decode()}";'
