@@ -84,7 +84,8 @@ def macro_preamble(macros: dict) -> str:
         else:
             args = ""
         lines.append(f"\\providecommand{{\\{name}}}{{}}")
-        lines.append(f"\\renewcommand{{\\{name}}}{args}{{{body}}}")
+        # one more group, as MathJax reads a macro: x_\S is x_{\mathbb{S}}
+        lines.append(f"\\renewcommand{{\\{name}}}{args}{{{{{body}}}}}")
     return "\n".join(lines)
 
 

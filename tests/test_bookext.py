@@ -133,7 +133,8 @@ def test_reference_pages_document_every_public_name_once():
 def test_latex_defines_the_mathjax_macros(name):
     text = macro_preamble({"R": "\\mathbb{R}", "S": "\\mathbb{S}"})
     assert f"\\providecommand{{\\{name}}}{{}}" in text
-    assert f"\\renewcommand{{\\{name}}}{{\\mathbb{{{name}}}}}" in text
+    # braced twice, so that a subscript takes it whole: x_\S
+    assert f"\\renewcommand{{\\{name}}}{{{{\\mathbb{{{name}}}}}}}" in text
 
 
 def test_the_footer_template_is_in_the_config():
