@@ -63,9 +63,11 @@ test-fast: $(STAMP)
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 ROOT_FLAG    := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-$(LAB_SETTINGS): $(STAMP)
+# binder/overrides.json (Binder uses it too): no autosave, so running a chapter never
+# rewrites its .md; jupytext.toml keeps a save that changes nothing from changing it.
+$(LAB_SETTINGS): $(STAMP) binder/overrides.json
 	mkdir -p $(dir $@)
-	printf '%s\n' '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}}' > $@
+	cp binder/overrides.json $@
 
 lab: $(STAMP) $(LAB_SETTINGS)
 	PATH="$(BIN):$$PATH" $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) $(ROOT_FLAG)
@@ -116,3 +118,37 @@ clean-coursework:
 
 distclean: clean
 	rm -rf $(VENV) book/_vendor
+
+# ---------------------------------------------------------------------- release
+# make dist: the sdist and wheel of attnlib in dist/, built offline in .venv (no
+# isolated build environment to download) and checked with twine. The sdist holds the
+# library, README, the licences and pyproject.toml only (MANIFEST.in); the version is
+# attnlib/_version.py's. tests/test_release.py installs the wheel in a fresh venv.
+.PHONY: dist
+
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --no-isolation --sdist --wheel --outdir dist .
+	rm -rf build attnlib.egg-info
+	$(BIN)/twine check --strict dist/*
+
+# ---------------------------------------------------------------------- readers
+# make notebooks: the reader (with outputs) and student (no solutions) notebook of each
+# chapter in _build/html/notebooks; make book writes them at the end of every build
+# (bookext), this target rewrites them from the last build.
+# make pdf: the book as a PDF, _build/latex/book.pdf, offline, with Debian's TeX
+# (see the README: latexmk texlive-xetex texlive-latex-extra ...); its text is checked.
+# make test-binder: every notebook executed in a fresh venv holding only what
+# binder/requirements.txt installs (about ten minutes; not part of CI).
+.PHONY: notebooks pdf test-binder
+
+notebooks: book
+	$(BIN)/python -m bookext.notebooks _build
+
+pdf: $(STAMP) $(VENDOR) execution-cache
+	env -u MPLBACKEND $(RUN) $(BIN)/jupyter-book build . --builder pdflatex --all
+	$(BIN)/python -m bookext.pdfcheck _build/latex/book.pdf
+
+test-binder: notebooks
+	$(RUN) MPLBACKEND=Agg ATTNLIB_TEST_BINDER=1 $(BIN)/python -m pytest \
+	  tests/test_notebooks.py -k binder -rs

@@ -38,7 +38,7 @@ from .integrate import METHODS, Trajectory, glpr_usa_step, simulate
 from .metrics import all_within, cluster_count, cluster_labels, gram, pair_fraction
 from .sphere import orthonormal_frame, project, retract, sample_sphere
 
-__version__ = "0.1.0"
+from ._version import __version__ as __version__
 
 __all__ = [
     "KERNELS",

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PATHS = ["attnlib", "tests", "benchmarks", "book/figures", "tools"]
+PATHS = ["attnlib", "tests", "benchmarks", "book/figures", "tools", "bookext"]
 
 
 def _ruff(*args):

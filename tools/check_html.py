@@ -31,10 +31,16 @@ of the chapters are read from the execution cache next to the HTML directory
    (``mjx-container`` elements, no ``merror``), renders the snapshots of its saved
    widgets with their images (at least as many ``<img>`` in the rendered page as in
    its HTML plus its snapshots), and shows no traceback.
-
 5. No page of the edition, whatever its part, shows a rubric of the assignments or a
    model answer of their written questions (:func:`leak_failures`): those are for
    instructors only (``_build/assignments/<slug>/rubric.md``).
+6. Every chapter page links its notebooks (``bookext.notebooks``): the reader's
+   shows an image for every figure cell, the student's holds no solution.
+7. In Chromium through playwright at 1366 px and 390 px (:mod:`tools.browser_check`):
+   no JavaScript error or missing file, no critical axe-core violation, every control
+   of every static explorer changes its figure; at 390 px the sidebar toggle opens the
+   table of contents, wide equations scroll in their box with the number clear of the
+   formula, nothing is wider than the screen. The weight of each page is printed.
 
 Points 2 and 3 on a notebook are :func:`notebook_failures`, also used by the test
 that executes the chapters.
@@ -57,7 +63,9 @@ from typing import Any
 EXTERNAL = re.compile(
     r'<(?:script|link)\b[^>]*(?:src|href)="(?:https?:)?//[^"]+"[^>]*>'
 )
-FIGURE_TEXT = re.compile(r"<Figure size [\d.]+x[\d.]+ with \d+ Axes>")
+# a figure's text form: matplotlib's, or the description the book's kernels give
+# (bookext/ipython): either without the image means the figure was not drawn
+FIGURE_TEXT = re.compile(r"<Figure size [\d.]+x[\d.]+ with \d+ Axes>|^Figure: ")
 MAKES_FIGURE = re.compile(
     r"\bplt\.(?:show|subplots|figure|subplot_mosaic)\("
     r"|\b(?:plot_\w+|\w+_figure)\("
@@ -392,9 +400,23 @@ def main(root: Path) -> int:
             f"{page.name}: {n_math} formulas typeset, {n_views} widget views saved, "
             f"{n_img} images rendered"
         )
+    from bookext.notebooks import notebook_failures as chapter_notebook_failures
+
+    from .browser_check import WEIGHT_AIM, check_pages
+
+    failures += chapter_notebook_failures(root, sources)
+
+    browser_fail, weights = check_pages(pages, root, chromium)
+    failures += browser_fail
+    print("page weight at first load (page and the files it loads):")
+    for name, size in weights.items():
+        mark = (
+            "" if size <= WEIGHT_AIM else f"  (over the aim of {WEIGHT_AIM >> 20} MB)"
+        )
+        print(f"  {name}: {size / 2**20:.2f} MB{mark}")
     for f in failures:
         print("FAIL", f)
-    failed = {f.split(":")[0] for f in failures}
+    failed = {re.split(r"[: ]", f, maxsplit=1)[0] for f in failures}
     print(f"{len(pages) - len(failed)} passed, {len(failed)} failed")
     return 1 if failures else 0
 

@@ -1,9 +1,11 @@
 """Fetch the scripts the HTML book serves itself, so that it renders with no network.
 
-The pages need MathJax 3 (mathematics), require.js and the Jupyter widgets HTML manager
-(static widget snapshots). They are taken from the npm registry with ``npm pack`` at the
-exact versions below, checked against their published sha512 integrity, and unpacked
-into ``book/_vendor`` (not tracked), which ``_config.yml`` serves as static files.
+The pages need MathJax 3 (mathematics); the page check needs axe-core (accessibility).
+The widgets need no script of Jupyter's: they are static explorers in the pages
+(``attnlib.widgets``, ``bookext``). The packages are taken from the npm registry with
+``npm pack`` at the exact versions below, checked against their published sha512
+integrity, and unpacked into ``book/_vendor`` (not tracked), which ``_config.yml``
+serves as static files.
 
 Run from the repository root: ``python -m tools.vendor_assets [DEST]`` (default
 ``book/_vendor``). npm gives up on an unreachable registry after one quick retry and
@@ -29,20 +31,17 @@ PACKAGES = {
         "sha512-Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/"
         "O9NliPc+x77k1/FEsPsjKPZGJvtRZM1vO+geW0OhGw=="
     ),
-    "@jupyter-widgets/html-manager@1.0.6": (
-        "sha512-+Mn+Ra8wyIHrYaUpfmf9A3dsLkt/NuwzPQN8sthdxBD35VV5cOJbpmg"
-        "MhNR27n/rmP3mKyEe0PWCJrtZrXTXDQ=="
-    ),
-    "requirejs@2.3.8": (
-        "sha512-7/cTSLOdYkNBNJcDMWf+luFvMriVm7eYxp4BcFCsAX0wF421Vyce5SXP17c+"
-        "Jd5otXKGNehIonFlyQXSowL6Mw=="
+    # the accessibility engine of the page check (tools/check_html.py); not loaded
+    # by the pages
+    "axe-core@4.14.1": (
+        "sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuF"
+        "ooJpZe37OgudVGtQ=="
     ),
 }
 # What each package contributes: (path inside the tarball, destination in book/_vendor).
 LAYOUT = {
     "mathjax@3.2.2": [("package/es5", "mathjax")],
-    "@jupyter-widgets/html-manager@1.0.6": [("package/dist", "html-manager")],
-    "requirejs@2.3.8": [("package/require.js", "require.js")],
+    "axe-core@4.14.1": [("package/axe.min.js", "axe/axe.min.js")],
 }
 DEST = Path(__file__).resolve().parents[1] / "book" / "_vendor"
 # npm's defaults wait up to 5 minutes per request and retry twice with long back-offs,
@@ -119,6 +118,7 @@ def main(dest: Path = DEST) -> int:
                 if s.is_dir():
                     shutil.copytree(s, d, ignore=shutil.ignore_patterns("*.map"))
                 else:
+                    d.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy2(s, d)
     stamp.write_text(repr(sorted(PACKAGES.items())))
     print(f"vendored {', '.join(PACKAGES)} into {dest}")

@@ -18,19 +18,14 @@ from typing import Any
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
-from IPython.display import clear_output, display
+from IPython.display import display
 
 from .._validation import check_int, check_real
 from ..circle import CircleModel, mean_field, sample_density, simulate_angles
 from ..viz.circle import draw_density, draw_particles, particle_run
+from ._static import Axis, ExplorerBox, StaticSpec, every, show
 
 __all__ = ["CircleParticles", "circle_particles", "CircleDensity", "circle_density"]
-
-
-def _show(out: Any, fig: Any) -> None:
-    with out:
-        clear_output(wait=True)
-        display(fig)
 
 
 @dataclass(eq=False)
@@ -71,7 +66,7 @@ class CircleParticles:
             title=f"SA, beta = {self.beta.value:g}, n = {self.n.value}",
         )
         self.fig.tight_layout()
-        _show(self.out, self.fig)
+        show(self.out, self.fig)
 
     def _ipython_display_(self) -> None:
         display(self.widget)
@@ -121,8 +116,19 @@ def circle_particles(
         )
     plt.close(fig)  # shown through the Output widget only, never by a later plt.show()
     out = widgets.Output()
-    box = widgets.VBox([widgets.HBox([sl_beta, sl_n]), out])
+    box = ExplorerBox([widgets.HBox([sl_beta, sl_n]), out])
     w = CircleParticles(box, sl_beta, sl_n, fig, out, t_final, int(seed), n_max)
+    # without a kernel: beta from 0 to 16 in steps of 1 (n as given)
+    box.static = StaticSpec(
+        fig,
+        [Axis("β", sl_beta, sorted({float(b) for b in range(17)} | {beta}))],
+        alt=(
+            f"SA on the circle with n = {n} particles: left, their final positions "
+            "on the circle; middle, the space-time diagram of the angles; right, "
+            "the order parameters r_1 to r_4 against time."
+        ),
+        live_only=["n"],
+    )
     sl_beta.observe(w.redraw, names="value")
     sl_n.observe(w.redraw, names="value")
     w.redraw()
@@ -181,7 +187,7 @@ class CircleDensity:
             f"SA mean field, beta = {self.beta.value:g}, t = {self.times[k]:.3g}",
             fontsize=10,
         )
-        _show(self.out, self.fig)
+        show(self.out, self.fig)
 
     def _ipython_display_(self) -> None:
         display(self.widget)
@@ -241,7 +247,7 @@ def circle_density(
         fig, _ = plt.subplots(figsize=(6, 3.6))
     plt.close(fig)  # shown through the Output widget only, never by a later plt.show()
     out = widgets.Output()
-    box = widgets.VBox([widgets.HBox([sl_beta, sl_t]), out])
+    box = ExplorerBox([widgets.HBox([sl_beta, sl_t]), out])
     w = CircleDensity(
         box,
         sl_beta,
@@ -256,5 +262,18 @@ def circle_density(
     )
     sl_beta.observe(w.redraw, names="value")
     sl_t.observe(w.redraw, names="value")
+    # without a kernel: six betas, every fourth output time
+    box.static = StaticSpec(
+        fig,
+        [
+            Axis("β", sl_beta, sorted({1.0, 2.0, 4.0, 6.0, 8.0, 12.0} | {beta})),
+            Axis("time", sl_t, every(times, 4), fmt=lambda v: f"{v:.3g}"),
+        ],
+        alt=(
+            "Mean-field density of SA on the circle (line) over the histogram of "
+            f"{n_particles} particles drawn from the same initial density, at the "
+            "chosen time: its bumps sharpen into clusters."
+        ),
+    )
     w.redraw()
     return w

@@ -11,18 +11,11 @@ from collections.abc import Mapping
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
-from IPython.display import clear_output, display
-
 from ..clustering import PhaseDiagram, phase_transition_curve
 from ..viz.clustering import plot_phase_diagram
+from ._static import Axis, ExplorerBox, StaticSpec, every, show
 
 __all__ = ["phase_diagram_explorer", "histogram_explorer"]
-
-
-def _show(out: widgets.Output, fig) -> None:
-    with out:
-        clear_output(wait=True)
-        display(fig)
 
 
 def phase_diagram_explorer(
@@ -92,12 +85,30 @@ def phase_diagram_explorer(
             f"P = {pd.probability[i, k]:.2f}"
         )
         fig.tight_layout()
-        _show(out, fig)
+        show(out, fig)
 
     for s in (s_d, s_beta, s_t):
         s.observe(redraw, names="value")
-    box = widgets.VBox([widgets.HBox([s_d, s_beta, s_t]), out])
+    box = ExplorerBox([widgets.HBox([s_d, s_beta, s_t]), out])
     box.sliders = {"d": s_d, "beta": s_beta, "t": s_t}
+    # without a kernel: every d, every third row of beta, t in quarters of its range
+    betas = {round(float(b), 1) for b in every(ref.betas, 3)} | {float(s_beta.value)}
+    t_lo, t_hi = float(ref.times.min()), float(ref.times.max())
+    ts = {round(t, 1) for t in np.linspace(t_lo, t_hi, 5).tolist()}
+    box.static = StaticSpec(
+        fig,
+        [
+            Axis("d", s_d, ds),
+            Axis("β", s_beta, sorted(betas)),
+            Axis("t", s_t, sorted(ts | {float(s_t.value)})),
+        ],
+        alt=(
+            "Left: phase diagram over time t and inverse temperature β, the "
+            "fraction of close pairs of tokens from 0 (dark) to 1 (bright), with the "
+            "curve Γ and a cross at the chosen (t, β); right: that fraction against "
+            "time at the chosen β, with the time of Γ as a dashed line."
+        ),
+    )
     box.fig = fig
     box.output = out
     redraw()
@@ -153,12 +164,29 @@ def histogram_explorer(
         ax.set_ylabel("density")
         ax.set_title(f"beta = {s_beta.value:g}, t = {times[k]:.1f}")
         fig.tight_layout()
-        _show(out, fig)
+        show(out, fig)
 
     for s in (s_beta, s_t):
         s.observe(redraw, names="value")
-    box = widgets.VBox([widgets.HBox([s_beta, s_t]), out])
+    box = ExplorerBox([widgets.HBox([s_beta, s_t]), out])
     box.sliders = {"beta": s_beta, "t": s_t}
+    box.static = StaticSpec(
+        fig,
+        [
+            Axis("β", s_beta, betas),
+            Axis(
+                "t",
+                s_t,
+                sorted(set(every(list(range(T)), 2)) | {s_t.value}),
+                fmt=lambda i: f"{runs[beta][0][i]:.3g}",
+            ),
+        ],
+        alt=(
+            "Histogram (log scale) of the pairwise inner products of the tokens at "
+            "the chosen time: a peak near 0 at the start that moves to 1 as the "
+            "tokens cluster."
+        ),
+    )
     box.fig = fig
     box.output = out
     redraw()

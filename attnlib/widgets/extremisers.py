@@ -12,6 +12,7 @@ from ..extremisers import energy_flow
 from ..metrics import cluster_count
 from ..sphere import sample_sphere
 from ..viz.extremisers import plot_circle_configuration, plot_sphere_configuration
+from ._static import Axis, ExplorerBox, StaticSpec, show
 
 __all__ = ["PRESETS", "interaction_matrix", "extremiser_widget"]
 
@@ -77,7 +78,7 @@ def extremiser_widget(
     fig = plt.figure(figsize=figsize, dpi=80)
     plt.close(fig)  # shown through the Output widget only, never as a stray figure
     out = widgets.Output()
-    box = widgets.VBox(
+    box = ExplorerBox(
         [
             widgets.HBox([controls["preset"], controls["lam"]]),
             widgets.HBox([controls["direction"], controls["metric"]]),
@@ -120,13 +121,29 @@ def extremiser_widget(
         fig.suptitle(name, fontsize=10)
         fig.tight_layout()
         box.result = res
-        out.clear_output(wait=True)
-        with out:
-            display(fig)
+        show(out, fig)
 
     for w in controls.values():
         w.observe(redraw, names="value")
     box.fig = fig
     box.controls = controls
+    # without a kernel: every preset, five values of lambda, ascent and descent (the
+    # Wasserstein metric; the other changes the path, not the extremiser). lambda = 0
+    # is left out: it makes D = 0 for the preset lambda * I, whose stable step
+    # energy_flow does not handle (log of a zero spectral bound).
+    box.static = StaticSpec(
+        fig,
+        [
+            Axis("D", controls["preset"], list(PRESETS)),
+            Axis("λ", controls["lam"], sorted({-1.0, 0.25, 0.5, 1.0, 2.0, float(lam)})),
+            Axis("flow", controls["direction"], ["ascent", "descent"]),
+        ],
+        alt=(
+            f"Left: the final configuration of {n} particles after the energy flow "
+            "for the chosen interaction matrix D, coloured by x·Dx; right: the "
+            "energy E_D along the flow."
+        ),
+        live_only=["metric"],
+    )
     redraw()
     return box

@@ -5,10 +5,10 @@ from __future__ import annotations
 import ipywidgets as W
 import matplotlib.pyplot as plt
 import numpy as np
-from IPython.display import clear_output, display
 
 from ..attention import Model
 from ..viz.gaussian import cloud_scenario, draw_cloud
+from ._static import Axis, ExplorerBox, StaticSpec, every, show
 
 __all__ = ["PRESETS", "preset_model", "gaussian_widget"]
 
@@ -123,16 +123,29 @@ def gaussian_widget(
             lim=state["lim"],
             title=f"{w_kernel.value}: t = {sc.times[k]:.3f}{t_star}",
         )
-        with out:
-            clear_output(wait=True)
-            display(fig)
+        show(out, fig)
 
     w_preset.observe(recompute, names="value")
     w_seed.observe(recompute, names="value")
     w_kernel.observe(recompute, names="value")
     w_frame.observe(redraw, names="value")
     recompute()
-    box = W.VBox([W.HBox([w_preset, w_kernel]), W.HBox([w_seed, w_frame]), out])
+    box = ExplorerBox([W.HBox([w_preset, w_kernel]), W.HBox([w_seed, w_frame]), out])
+    # without a kernel: every preset and kernel, every third frame (the seed as given)
+    box.static = StaticSpec(
+        fig,
+        [
+            Axis("Q, K, V", w_preset, list(PRESETS)),
+            Axis("kernel", w_kernel, list(KERNEL_CHOICES)),
+            Axis("frame", w_frame, every(list(range(frames)), 3), fmt=str),
+        ],
+        alt=(
+            f"{n} tokens drawn from a Gaussian and moved by attention (dots), with "
+            "the 1σ and 2σ ellipses of the Gaussian that the moment equations "
+            "predict (red), at the chosen frame of the run."
+        ),
+        live_only=["seed"],
+    )
     box.sliders = {
         "preset": w_preset,
         "kernel": w_kernel,

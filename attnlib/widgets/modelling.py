@@ -16,11 +16,12 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 import numpy as np
 from IPython import get_ipython
-from IPython.display import clear_output, display
+from IPython.display import display
 
 from .._validation import check_int, check_real
 from ..sphere import sample_sphere
 from ..viz.modelling import VARIANTS, draw_sphere, token_colors, variant_trajectory
+from ._static import Axis, ExplorerBox, StaticSpec, every, show
 
 __all__ = ["SphereExplorer", "sphere_explorer"]
 
@@ -105,9 +106,7 @@ class SphereExplorer:
             fontsize=10,
         )
         if get_ipython() is not None:  # show the figure in the widget's output area
-            with self.out:
-                clear_output(wait=True)
-                display(self.fig)
+            show(self.out, self.fig)
 
     def _ipython_display_(self) -> None:
         display(self.widget)
@@ -202,8 +201,23 @@ def sphere_explorer(
     ax.set_ylabel(r"mean $\langle x_i, x_j\rangle$")
     ax.grid(alpha=0.3)
     out = widgets.Output()
-    box = widgets.VBox([widgets.HBox([b, nn]), widgets.HBox([var, tt]), out])
+    box = ExplorerBox([widgets.HBox([b, nn]), widgets.HBox([var, tt]), out])
     e = SphereExplorer(box, b, nn, var, tt, fig, times, out, int(seed), n_max)
+    # without a kernel: beta and time over a grid (n and the variant stay as given)
+    beta_grid = sorted({0.0, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0, float(b.value)})
+    box.static = StaticSpec(
+        fig,
+        [
+            Axis("β", b, beta_grid),
+            Axis("time", tt, every(times, 4), fmt=lambda v: f"{v:.3g}"),
+        ],
+        alt=(
+            f"Left: {n} tokens on the sphere S² under {variant} attention and their "
+            "paths up to the chosen time; right: the mean pairwise inner product "
+            "against time, rising to 1 as the tokens gather into clusters."
+        ),
+        live_only=["n", "variant"],
+    )
     e._artists.update(ax3=ax3, ax=ax, curve=curve, marker=marker)
     for w in (b, nn, var, tt):
         w.observe(e.redraw, names="value")

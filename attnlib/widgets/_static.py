@@ -1,0 +1,327 @@
+"""Static explorers: the widgets of the book as they appear in a page with no kernel.
+
+A widget of :mod:`attnlib.widgets` needs a running kernel: in a static HTML page its
+sliders would move while the figure stayed put. So every factory returns an
+:class:`ExplorerBox`, an ``ipywidgets.VBox`` that knows a grid of values for some of
+its controls (:class:`Axis`). Displayed in a live kernel it is the ordinary widget.
+Displayed while the book is built (the environment variable ``ATTNLIB_STATIC=1``,
+set by ``make book``) it renders the figure once per point of the grid and displays,
+instead of the widget, a self-contained explorer:
+
+* ``text/html``: an image, the controls of the grid (a range input per numeric axis,
+  a ``<select>`` per named one, each with a visible label) and a small script that
+  shows the frame of the chosen values; the frames are PNG ``data:`` URIs, which the
+  book's build moves into image files fetched only when a reader asks for them. The
+  controls are hidden until the script runs, so a reader never sees a control that
+  does not act; the note under the image says which controls need a live kernel.
+* ``image/png``: the figure for the default values (what the PDF prints and what a
+  notebook viewer without scripts shows).
+* ``text/plain``: a one-line description.
+
+Frames are drawn with the widget's own redraw (setting each control's ``value``), so
+the static explorer shows exactly what the live widget shows for the same values.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import io
+import itertools
+import json
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import ipywidgets as widgets
+from IPython.display import clear_output, display
+
+__all__ = ["STATIC_ENV", "Axis", "ExplorerBox", "every", "static_enabled", "show"]
+
+#: Environment variable that makes displayed widgets static explorers ("1").
+STATIC_ENV = "ATTNLIB_STATIC"
+
+_QUIET = [False]
+
+
+def static_enabled() -> bool:
+    """Whether widgets display as static explorers (``ATTNLIB_STATIC=1``)."""
+    return os.environ.get(STATIC_ENV, "") not in ("", "0")
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Redraws update the figure but show nothing (frames of a static explorer)."""
+    old, _QUIET[0] = _QUIET[0], True
+    try:
+        yield
+    finally:
+        _QUIET[0] = old
+
+
+def show(out: widgets.Output, fig: Any) -> None:
+    """Show ``fig`` in the output area ``out`` (nothing while frames are drawn)."""
+    if _QUIET[0]:
+        return
+    with out:
+        clear_output(wait=True)
+        display(fig)
+
+
+@dataclass
+class Axis:
+    """One control of a static explorer and the values it offers.
+
+    Attributes
+    ----------
+    label : str
+        Name shown next to the control (also its accessible name).
+    control : ipywidgets widget
+        The live control; setting its ``value`` redraws the figure.
+    values : sequence
+        The values of the grid, in the order of the control.
+    fmt : callable
+        Text of a value (default ``str``, ``"{:g}"`` for floats).
+    """
+
+    label: str
+    control: Any
+    values: Sequence[Any]
+    fmt: Callable[[Any], str] | None = None
+
+    def text(self, value: Any) -> str:
+        if self.fmt is not None:
+            return self.fmt(value)
+        if isinstance(value, float):
+            return f"{value:g}"
+        return str(value)
+
+    @property
+    def numeric(self) -> bool:
+        return all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in self.values
+        )
+
+
+@dataclass
+class StaticSpec:
+    """What the static explorer of a widget needs (set by each factory)."""
+
+    fig: Any
+    axes: list[Axis]
+    alt: str
+    live_only: list[str] = field(default_factory=list)
+    dpi: float = 72.0
+
+
+def every(values: Sequence[Any], step: int) -> list[Any]:
+    """Every ``step``-th of ``values`` and the last one, as Python scalars."""
+    picked = list(values[::step])
+    if len(values) and (len(values) - 1) % step:
+        picked.append(values[-1])
+    return [v.item() if hasattr(v, "item") else v for v in picked]
+
+
+def _png(fig: Any, dpi: float) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    data = buf.getvalue()
+    try:  # a palette of 256 colours: a third of the size, same look for line art
+        from PIL import Image
+
+        img = Image.open(io.BytesIO(data)).convert("RGB")
+        small = io.BytesIO()
+        img.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(
+            small, format="PNG", optimize=True
+        )
+        if small.tell() < len(data):
+            data = small.getvalue()
+    except ImportError:  # pragma: no cover - pillow comes with matplotlib
+        pass
+    return data
+
+
+def _uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode()
+
+
+def render_frames(spec: StaticSpec) -> tuple[list[bytes], dict[str, int], int]:
+    """The frames of the grid (identical ones stored once).
+
+    Returns
+    -------
+    frames : list of bytes
+        Distinct PNG images.
+    index : dict
+        ``"i,j,..."`` (indices into the axes' values) -> position in ``frames``.
+    default : int
+        Position of the frame of the values the controls had.
+    """
+    start = [a.control.value for a in spec.axes]
+    frames: list[bytes] = []
+    seen: dict[str, int] = {}
+    index: dict[str, int] = {}
+    try:
+        with _quiet():
+            for combo in itertools.product(*(range(len(a.values)) for a in spec.axes)):
+                for axis, i in zip(spec.axes, combo):
+                    axis.control.value = axis.values[i]
+                png = _png(spec.fig, spec.dpi)
+                digest = hashlib.sha256(png).hexdigest()
+                if digest not in seen:
+                    seen[digest] = len(frames)
+                    frames.append(png)
+                index[",".join(map(str, combo))] = seen[digest]
+    finally:
+        with _quiet():  # back to the values the widget was displayed with
+            for axis, value in zip(spec.axes, start):
+                axis.control.value = value
+    key = ",".join(
+        str(list(a.values).index(v)) if v in a.values else ""
+        for a, v in zip(spec.axes, start)
+    )
+    if key in index:  # the default values are on the grid
+        return frames, index, index[key]
+    default = _png(spec.fig, spec.dpi)
+    frames.append(default)
+    return frames, index, len(frames) - 1
+
+
+_SCRIPT = """(function () {
+  var root = document.getElementById("%(id)s");
+  if (!root || root.dataset.ready) { return; }
+  root.dataset.ready = "1";
+  var data = JSON.parse(root.querySelector("script.attnlib-explorer-data").textContent);
+  var img = root.querySelector("img.attnlib-explorer-frame");
+  var inputs = root.querySelectorAll("input[data-axis], select[data-axis]");
+  function update() {
+    var idx = [], shown = [];
+    inputs.forEach(function (el) {
+      var k = +el.dataset.axis, i = +el.value, axis = data.axes[k];
+      idx.push(i);
+      shown.push(axis.label + " = " + axis.labels[i]);
+      el.setAttribute("aria-valuetext", axis.labels[i]);
+      var out = root.querySelector("output[data-axis='" + k + "']");
+      if (out) { out.textContent = axis.labels[i]; }
+    });
+    img.src = data.frames[data.index[idx.join(",")]];
+    img.alt = data.alt + " Shown: " + shown.join(", ") + ".";
+  }
+  inputs.forEach(function (el) {
+    el.addEventListener("input", update);
+    el.addEventListener("change", update);
+  });
+  root.querySelector(".attnlib-explorer-controls").hidden = false;
+})();"""
+
+
+def _position(values: Sequence[Any], value: Any) -> int:
+    """Index of ``value`` in ``values`` (the nearest one for numbers)."""
+    if value in values:
+        return list(values).index(value)
+    return min(range(len(values)), key=lambda i: abs(values[i] - value))
+
+
+def explorer_html(spec: StaticSpec) -> tuple[str, bytes]:
+    """HTML of the static explorer and the PNG of its default frame."""
+    frames, index, default = render_frames(spec)
+    uid = (
+        "attnlib-explorer-"
+        + hashlib.sha256(json.dumps(index).encode() + b"".join(frames[:2])).hexdigest()[
+            :12
+        ]
+    )
+    start = [_position(a.values, a.control.value) for a in spec.axes]
+    shown = ", ".join(
+        f"{a.label} = {a.text(a.values[i])}" for a, i in zip(spec.axes, start)
+    )
+    parts = [f'<div class="attnlib-explorer" id="{uid}">']
+    alt = html.escape(f"{spec.alt} Shown: {shown}.", quote=True)
+    parts.append(
+        f'<img class="attnlib-explorer-frame" src="{_uri(frames[default])}" '
+        f'alt="{alt}" style="max-width:100%;height:auto">'
+    )
+    # hidden until the script runs (the flex layout is on an inner box: a display
+    # style on the hidden box itself would override the hidden attribute)
+    parts.append(
+        '<div class="attnlib-explorer-controls" hidden><div style="display:flex;'
+        'flex-wrap:wrap;gap:0.3em 1.2em;align-items:center;margin:0.4em 0">'
+    )
+    for k, (axis, i) in enumerate(zip(spec.axes, start)):
+        cid = f"{uid}-{k}"
+        label = html.escape(axis.label)
+        labels = [axis.text(v) for v in axis.values]
+        parts.append(
+            '<span class="attnlib-explorer-control" style="display:inline-flex;'
+            'gap:0.4em;align-items:center;max-width:100%">'
+        )
+        parts.append(f'<label for="{cid}">{label}</label>')
+        if axis.numeric and len(axis.values) > 1:
+            parts.append(
+                f'<input type="range" id="{cid}" data-axis="{k}" min="0" '
+                f'max="{len(axis.values) - 1}" step="1" value="{i}" '
+                f'aria-valuetext="{html.escape(labels[i], quote=True)}" '
+                'style="width:12em;max-width:60vw">'
+                f'<output for="{cid}" data-axis="{k}">{html.escape(labels[i])}</output>'
+            )
+        else:
+            options = "".join(
+                f'<option value="{j}"{" selected" if j == i else ""}>'
+                f"{html.escape(t)}</option>"
+                for j, t in enumerate(labels)
+            )
+            parts.append(f'<select id="{cid}" data-axis="{k}">{options}</select>')
+        parts.append("</span>")
+    parts.append("</div></div>")
+    grid = " × ".join(f"{len(a.values)} {a.label}" for a in spec.axes)
+    note = (
+        f"Precomputed explorer: {len(index)} states ({grid}) drawn when the book was "
+        "built, shown without a kernel."
+    )
+    if spec.live_only:
+        note += (
+            " The other controls of the widget ("
+            + ", ".join(spec.live_only)
+            + ") act only when the chapter runs as a notebook (launch it, or"
+            " download the notebook of this page)."
+        )
+    parts.append(f'<p class="attnlib-explorer-note">{html.escape(note)}</p>')
+    data = {
+        "alt": spec.alt,
+        "axes": [
+            {"label": a.label, "labels": [a.text(v) for v in a.values]}
+            for a in spec.axes
+        ],
+        "index": index,
+        "frames": [_uri(f) for f in frames],
+    }
+    blob = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
+    parts.append(
+        f'<script type="application/json" class="attnlib-explorer-data">{blob}</script>'
+    )
+    parts.append(f"<script>{_SCRIPT % {'id': uid}}</script>")
+    parts.append("</div>")
+    return "".join(parts), frames[default]
+
+
+class ExplorerBox(widgets.VBox):
+    """The box of a widget; in a static build it displays as a static explorer.
+
+    A factory sets ``box.static`` to a :class:`StaticSpec`. With ``ATTNLIB_STATIC``
+    unset (JupyterLab, the tests) it displays as the ordinary ``VBox``.
+    """
+
+    static: StaticSpec | None = None
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        if not static_enabled() or self.static is None:
+            return super()._repr_mimebundle_(**kwargs)
+        page, png = explorer_html(self.static)
+        return {
+            "text/html": page,
+            "image/png": base64.b64encode(png).decode(),
+            "text/plain": f"<static explorer: {self.static.alt}>",
+        }

@@ -1,0 +1,168 @@
+"""The "Library reference" part: one page per public module of attnlib, generated from
+the package at the start of every build.
+
+Every module of ``attnlib`` whose name has no leading underscore and which defines
+``__all__`` gets a page ``book/api/generated/<module>.md`` that documents each name
+of ``__all__`` with autodoc (numpy-style docstrings through napoleon). Names that a
+module re-exports from another one (the top-level namespace re-exports most of the
+core) are listed with a link to the page of the module that defines them, so that
+every object is documented exactly once. A new module, or a new name in an
+``__all__``, appears without editing anything here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import re
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+PACKAGE = "attnlib"
+OUT = Path("book") / "api" / "generated"
+
+
+def public_modules(package: str = PACKAGE) -> list[ModuleType]:
+    """The package and its submodules that have no private part and an ``__all__``."""
+    root = importlib.import_module(package)
+    mods = [root]
+    for info in pkgutil.walk_packages(root.__path__, prefix=f"{package}."):
+        if _private(info.name):
+            continue
+        mods.append(importlib.import_module(info.name))
+    return [m for m in mods if hasattr(m, "__all__")]
+
+
+def _private(modname: str) -> bool:
+    return any(part.startswith("_") for part in modname.split("."))
+
+
+def _assigns(module: ModuleType, attr: str) -> bool:
+    """Whether the source of ``module`` assigns ``attr`` at top level."""
+    try:
+        source = inspect.getsource(module)
+    except (OSError, TypeError):
+        return False
+    return re.search(rf"^{re.escape(attr)}\s*[:=]", source, re.M) is not None
+
+
+def home(obj: Any, attr: str, where: ModuleType, modules: list[ModuleType]) -> str:
+    """The public module whose page documents ``obj``, exported as ``attr``.
+
+    Classes and functions belong to the module that defines them, data to the module
+    whose source assigns the name; an object of a private module is documented on
+    the page of the public module that exports it.
+    """
+    if inspect.ismodule(obj):
+        return obj.__name__
+    mod = getattr(obj, "__module__", None)
+    if (inspect.isclass(obj) or inspect.isroutine(obj)) and mod:
+        return where.__name__ if _private(mod) else mod
+    for m in modules:
+        if getattr(m, attr, None) is obj and _assigns(m, attr):
+            return m.__name__
+    return where.__name__
+
+
+def _role(obj: Any) -> str:
+    if inspect.ismodule(obj):
+        return "mod"
+    if inspect.isclass(obj):
+        return "class"
+    if inspect.isroutine(obj):
+        return "func"
+    return "data"
+
+
+DIRECTIVE = {"class": "autoclass", "func": "autofunction", "data": "autodata"}
+
+
+def page(module: ModuleType, modules: list[ModuleType]) -> str:
+    """MyST source of the reference page of ``module``."""
+    name = module.__name__
+    own, elsewhere = [], []
+    for attr in module.__all__:
+        obj = getattr(module, attr)
+        target, role = home(obj, attr, module, modules), _role(obj)
+        if target == name and role != "mod":
+            own += [f".. {DIRECTIVE[role]}:: {name}.{attr}"]
+            own += ["   :members:", ""] if role == "class" else [""]
+        elif role == "mod":
+            elsewhere.append(f"- {{py:mod}}`{attr} <{target}>`")
+        else:
+            elsewhere.append(f"- {{py:{role}}}`{attr} <{target}.{attr}>`")
+    lines = [f"# `{name}`", "", "```{eval-rst}", f".. automodule:: {name}", ""]
+    lines += [*own, "```", ""]
+    if elsewhere:
+        lines += [
+            "Names of this namespace documented on the page of their module:",
+            "",
+            *elsewhere,
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def canonical(target: str) -> str | None:
+    """``attnlib.Model`` -> ``attnlib.attention.Model``: where a re-exported class or
+    function is documented (None if ``target`` names nothing of the kind)."""
+    parts = target.split(".")
+    for k in range(len(parts) - 1, 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:k]))
+        except ImportError:
+            continue
+        try:
+            for attr in parts[k:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            return None
+        mod, qual = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+        if (inspect.isclass(obj) or inspect.isroutine(obj)) and mod and qual:
+            return f"{mod}.{qual}"
+        return None
+    return None
+
+
+def resolve_reexport(app: Any, env: Any, node: Any, contnode: Any) -> Any:
+    """``missing-reference``: a docstring's reference to a name through a namespace
+    that re-exports it (``attnlib.simulate``) links to where it is documented."""
+    target = node.get("reftarget", "")
+    if node.get("refdomain") != "py" or not target.startswith(f"{PACKAGE}."):
+        return None
+    real = canonical(target)
+    if real is None or real == target:
+        return None
+    return env.get_domain("py").resolve_xref(
+        env, node["refdoc"], app.builder, node["reftype"], real, node, contnode
+    )
+
+
+def escape_type_stars(
+    app: Any, what: str, name: str, obj: Any, options: Any, lines: list[str]
+) -> None:
+    """``autodoc-process-docstring`` after napoleon: a ``*`` in a type field (``shape
+    (T, *X0.shape)``) is text, not the start of an emphasis."""
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith((":type", ":rtype")):
+            head, sep, rest = line.partition(": ")
+            lines[i] = head + sep + re.sub(r"(?<!\\)\*", r"\\*", rest)
+
+
+def write_pages(srcdir: Path) -> list[Path]:
+    """Write (only when changed) the pages and drop those of vanished modules."""
+    out = srcdir / OUT
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    modules = public_modules()
+    for module in modules:
+        path = out / f"{module.__name__}.md"
+        text = page(module, modules)
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+        written.append(path)
+    for stale in set(out.glob("*.md")) - set(written):
+        stale.unlink()
+    return written

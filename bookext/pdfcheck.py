@@ -1,0 +1,72 @@
+"""Check the text of the PDF book: no text stand-ins for pictures, chapters 1-5.
+
+``python -m bookext.pdfcheck [_build/latex/book.pdf]`` (``make pdf`` runs it) reads
+the PDF with ``pdftotext`` (Debian's poppler-utils) and fails when
+
+* an output printed the text of an object instead of its picture: a player
+  (``IPython.core.display``), a widget (``children=(``) or a progress bar (``0%|``);
+* the chapters are not numbered 1 to 5 in order (Modelling, Clustering, the
+  Gaussian case, the circle, energy extremisers), the introduction being front
+  matter;
+* the solutions of the exercises are printed.
+
+It prints the number of pages.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+FORBIDDEN = ("IPython.core.display", "children=(", "0%|", "VBox(", "HBox(")
+CHAPTERS = ("Modelling", "Clustering", "Gaussian", "circle", "extremisers")
+
+
+def pdf_text(pdf: Path) -> str:
+    return subprocess.run(
+        ["pdftotext", "-layout", str(pdf), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    ).stdout
+
+
+def pages(pdf: Path) -> int:
+    info = subprocess.run(
+        ["pdfinfo", str(pdf)], capture_output=True, text=True, check=True
+    ).stdout
+    return int(re.search(r"^Pages:\s+(\d+)", info, re.M).group(1))
+
+
+def failures(text: str) -> list[str]:
+    """What is wrong with the text of the PDF."""
+    out = [f"the PDF prints {bad!r}" for bad in FORBIDDEN if bad in text]
+    # the running heads of Sphinx's LaTeX style: "Chapter N. Title"
+    heads = re.findall(r"Chapter (\d+)\. (.+)", text)
+    numbered = {int(n): title.strip() for n, title in heads}
+    for number, word in enumerate(CHAPTERS, start=1):
+        title = numbered.get(number, "")
+        if word.lower() not in title.lower():
+            out.append(f"chapter {number} is {title!r}, expected the {word} chapter")
+    if numbered and max(numbered) > len(CHAPTERS):
+        out.append(f"chapters numbered up to {max(numbered)}, not 1 to 5")
+    if re.search(r"^\s*Solution to Exercise", text, re.M):
+        out.append("the PDF prints the solutions of the exercises")
+    return out
+
+
+def main(argv: list[str]) -> int:
+    pdf = Path(argv[0] if argv else "_build/latex/book.pdf")
+    text = pdf_text(pdf)
+    bad = failures(text)
+    for f in bad:
+        print("FAIL", f)
+    print(f"{pdf}: {pages(pdf)} pages, {'failed' if bad else 'passed'}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,246 @@
+"""Pages that need no kernel: explorers, progress bars and no widget scripts.
+
+The chapters' widgets display, while the book is built, as static explorers
+(:mod:`attnlib.widgets._static`, switched on by ``ATTNLIB_STATIC=1``, which
+:func:`setup_environment` sets for the kernels that execute the chapters). What is
+left of ipywidgets in the executed notebooks is the progress bars of ``tqdm.auto``;
+this module renders them from their saved final state, so the pages need neither
+the widget manager nor require.js (several MB of scripts that also asked for fonts
+that do not exist offline).
+
+* :class:`StaticProgressBars` (a post-transform that runs before myst-nb picks a
+  mime type): a widget view whose model is a tqdm bar becomes an HTML ``<progress>``
+  with its description and count (HTML) or one line of text (LaTeX), from the final
+  value of the bar, never the ``0%`` text of its first display.
+* :func:`externalise_frames` (``html-page-context``): the frames of a static
+  explorer, inline ``data:`` URIs in the notebook's output, become image files under
+  ``_images/explorer/`` that a reader's browser fetches only when a control asks for
+  them, and the saved widget state (read above) is not embedded in the page.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx.transforms import SphinxTransform
+from sphinx.transforms.post_transforms import SphinxPostTransform
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+MODEL_ID = re.compile(r'model_id\\?"\s*:\s*\\?"([0-9a-f]{16,})')
+EXPLORER = re.compile(
+    r'(<div class="attnlib-explorer" id="[^"]+">)(.*?)(<script>\(function)', re.S
+)
+DATA_URI = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=]+)")
+
+
+IPYTHONDIR = Path(__file__).resolve().parent / "ipython"
+
+
+def setup_environment() -> None:
+    """Kernels started by this build display widgets as static explorers and
+    describe their figures in text (the start-up file under ``bookext/ipython``)."""
+    os.environ["ATTNLIB_STATIC"] = "1"
+    os.environ["IPYTHONDIR"] = str(IPYTHONDIR)
+
+
+def widget_state(env: Any, docname: str) -> dict:
+    """The saved ipywidgets state of a notebook page (model id -> model)."""
+    js = getattr(env, "nb_metadata", {}).get(docname, {}).get("js_files", {})
+    entry = js.get("ipywidgets_state")
+    if not entry:
+        return {}
+    body = entry[1].get("body", "{}")
+    return json.loads(body).get("state", {})
+
+
+def progress_bar(state: dict, model_id: str) -> dict | None:
+    """Description, count and total of a tqdm bar, or None for another widget.
+
+    ``tqdm.notebook`` draws a bar as an ``HBox`` of an ``HTML`` (description and
+    percentage), a ``FloatProgress`` (value and max) and an ``HTML`` (count, rate).
+    The labels are refreshed at most every ``mininterval``, the value at every
+    refresh and when the bar closes: the count is taken from the value.
+    """
+    box = state.get(model_id)
+    if not box or box.get("model_name") != "HBoxModel":
+        return None
+    kids = [
+        state.get(str(c).removeprefix("IPY_MODEL_"), {})
+        for c in box["state"].get("children", [])
+    ]
+    names = [k.get("model_name") for k in kids]
+    if names != ["HTMLModel", "FloatProgressModel", "HTMLModel"]:
+        return None
+    left = html.unescape(kids[0]["state"].get("value", ""))
+    desc = re.sub(r"\s*\d+%\s*$", "", left.replace("\u2007", " ")).rstrip(": ")
+    bar = kids[1]["state"]
+    value, total = float(bar.get("value", 0)), float(bar.get("max", 0))
+    style = bar.get("bar_style", "")
+    return {"desc": desc, "n": value, "total": total, "failed": style == "danger"}
+
+
+def _count(x: float) -> str:
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:g}"
+
+
+def progress_html(bar: dict) -> str:
+    n, total = _count(bar["n"]), _count(bar["total"])
+    label = html.escape(bar["desc"] or "progress")
+    state = "stopped" if bar["failed"] else "done"
+    return (
+        '<div class="attnlib-progress output">'
+        f'<span class="attnlib-progress-label">{label}</span> '
+        f'<progress value="{bar["n"]:g}" max="{bar["total"]:g}" '
+        f'aria-label="{label}">{n}/{total}</progress> '
+        f"<span>{n}/{total} ({state})</span></div>"
+    )
+
+
+def progress_text(bar: dict) -> str:
+    state = "stopped" if bar["failed"] else "done"
+    count = f"{_count(bar['n'])}/{_count(bar['total'])}"
+    return f"{bar['desc'] or 'progress'}: {count} ({state})"
+
+
+class StaticProgressBars(SphinxPostTransform):
+    """Progress bars from their final state, before a mime type is chosen."""
+
+    default_priority = 3  # myst-nb's SelectMimeType runs at 4
+
+    def run(self, **kwargs: Any) -> None:
+        # the LaTeX builder runs this on one document assembled from every page:
+        # the saved states of all pages (model ids are unique)
+        state: dict = {}
+        for docname in getattr(self.env, "nb_metadata", {}):
+            state.update(widget_state(self.env, docname))
+        if not state:
+            return
+        html_out = self.app.builder.format == "html"
+        for bundle in list(self.document.findall(nodes.container)):
+            if bundle.get("nb_element") != "mime_bundle":
+                continue
+            kinds = [c.get("mime_type") for c in bundle.children]
+            if WIDGET_VIEW not in kinds:
+                continue
+            m = MODEL_ID.search(bundle.children[kinds.index(WIDGET_VIEW)].astext())
+            bar = progress_bar(state, m.group(1)) if m else None
+            if bar is None:
+                continue
+            if html_out:
+                new: nodes.Node = nodes.raw("", progress_html(bar), format="html")
+            else:
+                new = nodes.literal_block(progress_text(bar), progress_text(bar))
+                new["classes"] += ["output", "text_plain"]
+            bundle.replace_self(new)
+
+
+def _frame_file(outdir: Path, b64: str) -> str:
+    data = base64.b64decode(b64)
+    name = hashlib.sha256(data).hexdigest()[:20] + ".png"
+    path = outdir / "_images" / "explorer" / name
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return f"_images/explorer/{name}"
+
+
+def externalise_frames(
+    app: Any, pagename: str, templatename: str, context: dict, doctree: Any
+) -> None:
+    """``html-page-context``: explorer frames become files; no widget state script,
+    and no script twice (sphinx-thebe's settings are added twice by Jupyter Book,
+    which is a JavaScript error: a ``const`` declared again)."""
+    scripts = context.get("script_files")
+    if isinstance(scripts, list):
+        seen, kept = set(), []
+        for s in scripts:
+            attrs = getattr(s, "attributes", {})
+            key = (getattr(s, "filename", None) or "", attrs.get("body"))
+            if attrs.get("type") == WIDGET_STATE or key in seen:
+                continue
+            seen.add(key)
+            kept.append(s)
+        scripts[:] = kept
+    body = context.get("body")
+    if body and 'role="list" class="citation-list"' in body:
+        # the bibliography's entries are not list items (role doc-biblioentry): the
+        # list role makes it an invalid list for assistive technology
+        body = context["body"] = body.replace(
+            'role="list" class="citation-list"', 'class="citation-list"'
+        )
+    if not body or "attnlib-explorer" not in body:
+        return
+    outdir = Path(app.builder.outdir)
+    pathto = context["pathto"]
+
+    def move(match: re.Match) -> str:
+        inner = DATA_URI.sub(
+            lambda d: pathto(_frame_file(outdir, d.group(1)), 1), match.group(2)
+        )
+        return match.group(1) + inner + match.group(3)
+
+    context["body"] = EXPLORER.sub(move, body)
+
+
+FIGURE_TEXT = "Figure: "
+
+
+class FigureCaptions(SphinxTransform):
+    """Every figure of a chapter gets an alternative text, a caption and a number.
+
+    The kernels that execute the chapters describe a matplotlib figure in its text
+    form (``Figure: <title, panels, axes>``, from the IPython start-up file that
+    :func:`setup_environment` points to). An image output with such a text becomes
+    a numbered figure whose alternative text is the description and whose caption is
+    its title part; an output that a cell already puts in a figure (``mystnb:
+    figure:`` metadata) keeps its caption and gets the alternative text. Outputs
+    that the HTML shows as something else (a static explorer, a player) are left
+    alone, so that the numbers of the HTML and of the PDF agree.
+    """
+
+    default_priority = 400
+
+    def apply(self, **kwargs: Any) -> None:
+        count = 0
+        for bundle in list(self.document.findall(nodes.container)):
+            if bundle.get("nb_element") != "mime_bundle":
+                continue
+            kinds = [c.get("mime_type") for c in bundle.children]
+            if "image/png" not in kinds or "text/plain" not in kinds:
+                continue
+            text = bundle.children[kinds.index("text/plain")].astext().strip()
+            if not text.startswith(FIGURE_TEXT):
+                continue
+            alt = text[len(FIGURE_TEXT) :]
+            holder = bundle.children[kinds.index("image/png")]
+            images = list(holder.findall(nodes.image))
+            if not images:
+                continue
+            for image in images:
+                image["alt"] = alt
+            if "text/html" in kinds or any(
+                isinstance(p, nodes.figure) for p in _parents(bundle)
+            ):
+                continue
+            count += 1
+            docname = self.env.docname.replace("/", "-")
+            figure = nodes.figure(ids=[f"{docname}-figure-{count}"])
+            figure += images[0].deepcopy()
+            title = alt.split(". ")[0].rstrip(".") if alt else "Figure"
+            figure += nodes.caption(title, title)
+            holder.children = [figure]
+
+
+def _parents(node: nodes.Node):
+    while node.parent is not None:
+        node = node.parent
+        yield node

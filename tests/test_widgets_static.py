@@ -1,0 +1,161 @@
+"""Every widget of the book, displayed while the book is built, is a static explorer
+whose controls act without a kernel: each control of the grid changes the picture.
+
+With ``ATTNLIB_STATIC=1`` a widget's display bundle is the explorer (``text/html``
+with its frames), the figure for the default values (``image/png``) and a line of
+text, and no widget view; without it, the ordinary widget. The browser half (moving
+the controls in Chromium) is ``tests/test_widgets_static_browser.py``.
+"""
+
+import base64
+import json
+import math
+import re
+from html.parser import HTMLParser
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from attnlib.clustering import InnerProductHistogram, phase_diagram  # noqa: E402
+from attnlib.clustering import simulate_ensemble  # noqa: E402
+from attnlib import sample_sphere  # noqa: E402
+from attnlib.widgets._static import STATIC_ENV, ExplorerBox  # noqa: E402
+from attnlib.widgets.circle import circle_density, circle_particles  # noqa: E402
+from attnlib.widgets.clustering import (  # noqa: E402
+    histogram_explorer,
+    phase_diagram_explorer,
+)
+from attnlib.widgets.extremisers import extremiser_widget  # noqa: E402
+from attnlib.widgets.gaussian import gaussian_widget  # noqa: E402
+from attnlib.widgets.modelling import sphere_explorer  # noqa: E402
+
+VIEW = "application/vnd.jupyter.widget-view+json"
+DATA = re.compile(r'class="attnlib-explorer-data">(.*?)</script>', re.S)
+
+
+def _diagrams():
+    kw = dict(betas=np.linspace(0.5, 6.0, 5), samples=4, t_final=8.0, progress=False)
+    return {d: phase_diagram(d, **kw) for d in (2, 16)}
+
+
+def _hist_runs():
+    h = InnerProductHistogram(bins=20)
+    times = np.linspace(0.0, 4.0, 5)
+    runs = {}
+    for beta in (1.0, 4.0):
+        X0 = sample_sphere(8, 8, rng=1, batch=2)
+        res = simulate_ensemble(X0, beta=beta, times=times, observables={"h": h})
+        runs[beta] = (times, res.observables["h"].sum(axis=1))
+    return h.edges, runs
+
+
+# name -> (function building the widget, its box)
+FACTORIES = {
+    "sphere_explorer": lambda: sphere_explorer(n=8, t_final=2.0, n_frames=5).widget,
+    "phase_diagram_explorer": lambda: phase_diagram_explorer(_diagrams(), t=4.0),
+    "histogram_explorer": lambda: histogram_explorer(*_hist_runs(), t_index=2),
+    "gaussian_widget": lambda: gaussian_widget(n=30, frames=4),
+    "circle_particles": lambda: circle_particles(n=8, t_final=1.0, n_max=16).widget,
+    "circle_density": lambda: (
+        circle_density(n_particles=50, t_final=0.4, n_frames=5, grid_size=64).widget
+    ),
+    "extremiser_widget": lambda: extremiser_widget(n=10, steps=20),
+}
+
+
+class _Controls(HTMLParser):
+    """Labels, inputs and selects of the explorer's HTML."""
+
+    def __init__(self):
+        super().__init__()
+        self.labels, self.inputs, self.hidden, self.img_alt = set(), [], None, None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "label":
+            self.labels.add(a.get("for"))
+        elif tag in ("input", "select"):
+            self.inputs.append(a)
+        elif tag == "div" and a.get("class") == "attnlib-explorer-controls":
+            self.hidden = "hidden" in a
+        elif tag == "img" and self.img_alt is None:
+            self.img_alt = a.get("alt")
+
+
+@pytest.fixture(scope="module", params=sorted(FACTORIES))
+def case(request):
+    return request.param, FACTORIES[request.param]()
+
+
+def test_live_display_is_the_widget(case, monkeypatch):
+    monkeypatch.delenv(STATIC_ENV, raising=False)
+    name, box = case
+    assert isinstance(box, ExplorerBox), name
+    bundle = box._repr_mimebundle_()
+    data = bundle[0] if isinstance(bundle, tuple) else bundle
+    assert VIEW in data and "text/html" not in data
+
+
+@pytest.mark.slow
+def test_static_display_is_an_explorer_whose_controls_all_act(case, monkeypatch):
+    monkeypatch.setenv(STATIC_ENV, "1")
+    name, box = case
+    spec = box.static
+    before = [a.control.value for a in spec.axes]
+    bundle = box._repr_mimebundle_()
+    assert VIEW not in bundle, "no widget view: it would be a dead control"
+    assert set(bundle) == {"text/html", "image/png", "text/plain"}
+    # the live controls are left as they were
+    assert [a.control.value for a in spec.axes] == before
+    page = bundle["text/html"]
+    data = json.loads(DATA.search(page).group(1))
+    sizes = [len(a["labels"]) for a in data["axes"]]
+    assert len(sizes) == len(spec.axes) >= 1
+    assert len(data["index"]) == math.prod(sizes), "one frame per point of the grid"
+    assert all(0 <= f < len(data["frames"]) for f in data["index"].values())
+    # every control changes the picture somewhere on the grid
+    for k, size in enumerate(sizes):
+        assert size >= 2, f"{name}: control {data['axes'][k]['label']} has one value"
+        changed = False
+        for key, frame in data["index"].items():
+            idx = [int(i) for i in key.split(",")]
+            for j in range(size):
+                other = idx[:k] + [j] + idx[k + 1 :]
+                if (
+                    data["frames"][data["index"][",".join(map(str, other))]]
+                    != (data["frames"][frame])
+                ):
+                    changed = True
+                    break
+            if changed:
+                break
+        assert changed, f"{name}: moving {data['axes'][k]['label']} changes nothing"
+    # the default frame is the figure of the widget as displayed (and the PNG)
+    start = [
+        a.values.index(v) if v in a.values else None for a, v in zip(spec.axes, before)
+    ]
+    assert None not in start, f"{name}: the default values are not on the grid"
+    key = ",".join(map(str, start))
+    default_uri = data["frames"][data["index"][key]]
+    assert default_uri.split(",", 1)[1] == bundle["image/png"]
+    assert base64.b64decode(bundle["image/png"])[:8] == b"\x89PNG\r\n\x1a\n"
+    # accessible: every control has a label, the image a descriptive alt text,
+    # and the controls are hidden until the script runs
+    parser = _Controls()
+    parser.feed(page)
+    assert parser.hidden is True
+    assert len(parser.inputs) == len(sizes)
+    assert all(c.get("id") in parser.labels for c in parser.inputs)
+    assert parser.img_alt and len(parser.img_alt) > 60
+    assert f'src="{default_uri}"' in page
+
+
+def test_explorer_note_names_the_controls_that_need_a_kernel(monkeypatch):
+    monkeypatch.setenv(STATIC_ENV, "1")
+    box = sphere_explorer(n=6, t_final=1.0, n_frames=3).widget
+    page = box._repr_mimebundle_()["text/html"]
+    assert "(n, variant) act only when the chapter runs as a notebook" in page

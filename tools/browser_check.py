@@ -1,0 +1,237 @@
+"""The pages as a reader's browser shows them: Chromium at 1366 px and at 390 px.
+
+Called by :mod:`tools.check_html` (point 5) with the pages to check; it drives the
+Debian ``chromium`` through playwright, offline (any request to another host is
+aborted), and for every page reports
+
+* its weight: the bytes of the page and of every file it loads before a reader does
+  anything (a static explorer's other frames come later, on demand), against the
+  aim of :data:`WEIGHT_AIM`;
+* failures: a JavaScript error; a request that fails (a missing file); a critical
+  violation found by axe-core (``book/_vendor/axe/axe.min.js``, fetched from npm by
+  :mod:`tools.vendor_assets`); a control of a static explorer that does not change
+  the figure; and at 390 px: a page wider than the screen, a sidebar toggle that does
+  not open the table of contents, a displayed equation wider than its box that does
+  not scroll, or an equation number drawn over its formula.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+WIDTHS = (1366, 390)
+WEIGHT_AIM = 6 * 1024 * 1024
+AXE = Path(__file__).resolve().parents[1] / "book" / "_vendor" / "axe" / "axe.min.js"
+
+_MATHJAX_DONE = """async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    await MathJax.startup.promise;
+  }
+  return true;
+}"""
+
+# displayed equations that overflow without a scroll, and numbers over formulas
+_EQUATIONS = """() => {
+  const bad = [];
+  document.querySelectorAll("div.math, mjx-container[display='true']").forEach(el => {
+    const box = el.getBoundingClientRect();
+    if (box.width === 0) { return; }
+    let scrolls = false;
+    for (let e = el, k = 0; e && k < 4; e = e.parentElement, k++) {
+      const o = getComputedStyle(e).overflowX;
+      if ((o === "auto" || o === "scroll") && e.scrollWidth >= el.scrollWidth - 1) {
+        scrolls = true; break;
+      }
+    }
+    const id = el.id || (el.closest("[id]") || {}).id || "?";
+    if (el.scrollWidth > el.clientWidth + 2 && !scrolls) {
+      bad.push("equation " + id + " is cut without a scroll");
+    }
+    const number = el.querySelector(".eqno");
+    const formula = el.querySelector("mjx-container");
+    if (number && formula) {
+      const a = number.getBoundingClientRect();
+      const clip = el.getBoundingClientRect();
+      const f = formula.getBoundingClientRect();
+      const right = Math.min(f.right, clip.right), left = Math.max(f.left, clip.left);
+      const overlap = Math.min(a.right, right) - Math.max(a.left, left);
+      const vertical = Math.min(a.bottom, f.bottom) - Math.max(a.top, f.top);
+      if (overlap > 2 && vertical > 2) {
+        bad.push("the number of equation " + id + " is drawn over the formula");
+      }
+    }
+  });
+  return bad;
+}"""
+
+# elements of the article that stick out of the screen without a scrolling parent
+_OVERFLOW = """() => {
+  const w = window.innerWidth, bad = [];
+  document.querySelectorAll("main *").forEach(el => {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.right <= w + 1) { return; }
+    if (el.checkVisibility && !el.checkVisibility({visibilityProperty: true})) {
+      return;  // a drawer off the screen (the page's contents), hidden until opened
+    }
+    for (let e = el.parentElement; e; e = e.parentElement) {
+      const o = getComputedStyle(e).overflowX;
+      if (o !== "visible") { return; }
+    }
+    bad.push(el.tagName.toLowerCase() + "." + (el.className || "").toString()
+             .split(" ")[0] + " reaches " + Math.round(r.right) + " px");
+  });
+  return bad.slice(0, 5);
+}"""
+
+
+def drive_explorers(page: Any) -> list[str]:
+    """Move every control of every static explorer of an open page; the failures."""
+    failures = []
+    explorers = page.locator(".attnlib-explorer")
+    for e in range(explorers.count()):
+        ex = explorers.nth(e)
+        name = ex.get_attribute("id")
+        if not ex.locator(".attnlib-explorer-controls").is_visible():
+            failures.append(f"{name}: the controls are not shown")
+            continue
+        img = ex.locator("img.attnlib-explorer-frame")
+        inputs = ex.locator("input, select")
+        for k in range(inputs.count()):
+            control = inputs.nth(k)
+            cid = control.get_attribute("id")
+            label = ex.locator(f"label[for='{cid}']")
+            what = f"{name}: {label.inner_text() if label.count() else cid}"
+            control.scroll_into_view_if_needed()
+            box = control.bounding_box()
+            if box is None or box["width"] < 40:
+                failures.append(f"{what}: the control is too small to use ({box})")
+            changed = False
+            for _ in range(3):  # a move may land on a frame equal to the last one
+                before = img.get_attribute("src")
+                if control.evaluate("el => el.tagName") == "SELECT":
+                    n = control.locator("option").count()
+                    current = int(control.input_value())
+                    control.select_option(str((current + 1) % n))
+                else:
+                    control.focus()
+                    at_end = control.input_value() == control.get_attribute("max")
+                    control.press("ArrowLeft" if at_end else "ArrowRight")
+                page.wait_for_timeout(100)
+                if img.get_attribute("src") != before:
+                    changed = True
+                    break
+            if not changed:
+                failures.append(f"{what}: moving it does not change the figure")
+                continue
+            try:
+                page.wait_for_function(
+                    "el => el.complete && el.naturalWidth > 0",
+                    arg=img.element_handle(),
+                    timeout=15000,
+                )
+            except Exception:  # playwright's TimeoutError
+                failures.append(f"{what}: the frame it asks for does not load")
+    return failures
+
+
+def _weight(root: Path, urls: set[str], page_path: Path) -> int:
+    total = page_path.stat().st_size
+    for url in urls:
+        if not url.startswith("file://"):
+            continue
+        path = Path(url.removeprefix("file://").split("?")[0].split("#")[0])
+        if path.is_file() and path != page_path:
+            total += path.stat().st_size
+    return total
+
+
+def check_pages(pages: list[Path], root: Path, chromium: str) -> tuple[list, dict]:
+    """Failures (``"<page>: <what>"``) and the weight in bytes of each page."""
+    from playwright.sync_api import sync_playwright
+
+    failures: list[str] = []
+    weights: dict[str, int] = {}
+    axe = AXE.read_text(encoding="utf-8") if AXE.exists() else None
+    if axe is None:
+        failures.append(
+            f"axe-core is missing ({AXE}): run python -m tools.vendor_assets"
+        )
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=chromium, args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            for path in pages:
+                for width in WIDTHS:
+                    failures += _check(browser, path, root, width, axe, weights)
+        finally:
+            browser.close()
+    return failures, weights
+
+
+def _check(browser, path, root, width, axe, weights) -> list[str]:
+    name = f"{path.name} at {width} px"
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    errors: list[str] = []
+    urls: set[str] = set()
+    page.on("pageerror", lambda exc: errors.append(f"JavaScript error: {exc}"))
+    page.on(
+        "console",
+        lambda m: errors.append(f"console error: {m.text}") if m.type == "error" else 0,
+    )
+    page.on("request", lambda r: urls.add(r.url))
+    page.on(
+        "requestfailed",
+        lambda r: (
+            errors.append(f"cannot load {r.url.rsplit('/', 1)[-1]}")
+            if r.url.startswith("file://")
+            else None
+        ),
+    )
+    page.route("http*://**", lambda route: route.abort())
+    try:
+        page.goto(path.as_uri(), wait_until="load")
+        page.evaluate(_MATHJAX_DONE)
+        page.wait_for_timeout(300)
+        out = [f"{name}: {e}" for e in dict.fromkeys(errors)]
+        if width == WIDTHS[0]:
+            weights[path.name] = _weight(root, set(urls), path)
+        if axe is not None and width == WIDTHS[0]:
+            page.add_script_tag(content=axe)
+            violations = page.evaluate(
+                "async () => (await axe.run(document, {resultTypes: ['violations']}))"
+                ".violations.map(v => [v.id, v.impact, v.nodes.length,"
+                " String(v.nodes[0].target)])"
+            )
+            for rule, impact, n, target in violations:
+                if impact == "critical":
+                    out.append(
+                        f"{name}: axe {rule} (critical) on {n} element(s), {target}"
+                    )
+        out += [f"{name}: {f}" for f in drive_explorers(page)]
+        if width < 500:
+            out += [f"{name}: {f}" for f in page.evaluate(_EQUATIONS)]
+            out += [
+                f"{name}: {f} (wider than the screen)" for f in page.evaluate(_OVERFLOW)
+            ]
+            out += [f"{name}: {f}" for f in _sidebar(page)]
+        return out
+    finally:
+        page.close()
+
+
+def _sidebar(page: Any) -> list[str]:
+    toggle = page.locator("button.primary-toggle:visible").first
+    if toggle.count() == 0:
+        return ["no visible sidebar toggle"]
+    toggle.click()
+    page.wait_for_timeout(500)
+    nav = page.locator("#pst-primary-sidebar, .bd-sidebar-primary").first
+    box = nav.bounding_box() if nav.count() else None
+    if not box or box["width"] < 150 or box["x"] + box["width"] <= 0:
+        return ["the sidebar toggle does not show the table of contents"]
+    links = nav.locator("a.reference.internal")
+    if links.count() == 0 or not links.first.is_visible():
+        return ["the table of contents opened by the toggle has no visible link"]
+    return []
