@@ -775,3 +775,35 @@ def test_make_grade_and_ci_know_the_sandbox():
     assert "bubblewrap" in ci
     readme = (ROOT / "README.md").read_text()
     assert "bubblewrap" in readme
+
+
+@pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed")
+def test_an_environment_under_tmp_stays_visible_in_the_sandbox(monkeypatch):
+    """The sandbox's own /tmp must not hide a checkout or a venv that lives under
+    /tmp (a CI runner's checkout often does): it is mounted before the binds."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(dir="/tmp", prefix="grader-env-"))
+    try:
+        folder.chmod(0o755)
+        (folder / "marker.txt").write_text("seen")
+        (folder / "marker.txt").chmod(0o644)
+        binds = sandbox._binds
+        monkeypatch.setattr(
+            sandbox, "_binds", lambda: binds() + ["--ro-bind", str(folder), str(folder)]
+        )
+        args, env = sandbox.command(
+            sandbox.UID_BASE, sandbox.Limits(cpu=5), unsafe=False
+        )
+        start = len(args) - 1 - args[::-1].index(sys.executable)  # the harness
+        out = subprocess.run(
+            [*args[:start], "/bin/cat", str(folder / "marker.txt")],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert out.stdout == "seen", out.stderr
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

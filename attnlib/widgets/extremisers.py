@@ -6,7 +6,6 @@ from __future__ import annotations
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
-from IPython.display import display
 
 from ..extremisers import energy_flow
 from ..metrics import cluster_count

@@ -172,7 +172,7 @@ def _binds() -> list[str]:
 def _parents(binds: list[str]) -> list[str]:
     """``--dir`` arguments that make the folders above every bind destination
     traversable (bwrap makes them private to root otherwise)."""
-    out, made = [], {"/"}
+    out, made = [], {"/", "/tmp"}  # /tmp is the sandbox's own tmpfs
     for i, arg in enumerate(binds):
         if arg not in ("--ro-bind", "--ro-bind-try", "--symlink"):
             continue
@@ -244,10 +244,11 @@ def command(slot_uid: int, limits: Limits, *, unsafe: bool) -> tuple[list[str], 
         mpl_cache(),
         f"{INSIDE}/mplcache",
     ]
-    args = [exe, *_parents(binds), *binds]
-    # the one writable folder, for everybody (the sandbox's user is not root)
-    args += ["--perms", "1777", "--size", str(limits.disk_mb * 2**20)]
-    args += ["--tmpfs", "/tmp"]
+    # the one writable folder, for everybody (the sandbox's user is not root); it is
+    # mounted before the binds, so that a checkout or environment that lives under
+    # /tmp is bound over it instead of hidden by it
+    args = [exe, "--perms", "1777", "--size", str(limits.disk_mb * 2**20)]
+    args += ["--tmpfs", "/tmp", *_parents(binds), *binds]
     args += ["--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp"]
     args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
     args += ["--unshare-cgroup-try", "--hostname", "sandbox"]
