@@ -27,14 +27,8 @@ module of its idea: the particle model in angles (:mod:`attnlib.angles`), the
 Kuramoto model (:mod:`attnlib.kuramoto`), the mean field and its linear theory
 (:mod:`attnlib.meanfield`), the cluster rule on the circle (:mod:`attnlib.metrics`).
 
-Conventions
------------
-* Angles are arrays of shape ``(n,)`` (or ``(B, n)`` for an ensemble), any real value.
-* Bessel functions are used exponentially scaled (:func:`scipy.special.ive`,
-  :math:`I_k(\beta)e^{-\beta}`), so nothing overflows; the USA field carries the
-  factor :math:`e^\beta` (finite in float64 for
-  :math:`\beta \le \log(\text{float64 max}) \approx 709.78`).
-* Densities are with respect to :math:`d\theta` on :math:`[0, 2\pi)` and have mass one.
+The conventions (shapes of angle arrays, scaled Bessel functions, densities) are those
+of :mod:`attnlib.angles`.
 
 References
 ----------

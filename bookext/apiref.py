@@ -16,6 +16,7 @@ import importlib
 import inspect
 import pkgutil
 import re
+import warnings
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -59,9 +60,17 @@ def home(obj: Any, attr: str, where: ModuleType, modules: list[ModuleType]) -> s
         return obj.__name__
     mod = getattr(obj, "__module__", None)
     if (inspect.isclass(obj) or inspect.isroutine(obj)) and mod:
-        return where.__name__ if _private(mod) else mod
+        if not _private(mod):
+            return mod
+        # defined in a private module: the first public submodule that exports it
+        # (the package's own namespace only if no submodule does), so that it is
+        # documented once however many namespaces re-export it
+        for m in modules:
+            if m.__name__ != PACKAGE and attr in m.__all__ and _get(m, attr) is obj:
+                return m.__name__
+        return where.__name__
     for m in modules:
-        if getattr(m, attr, None) is obj and _assigns(m, attr):
+        if _get(m, attr) is obj and _assigns(m, attr):
             return m.__name__
     return where.__name__
 
@@ -82,9 +91,15 @@ DIRECTIVE = {"class": "autoclass", "func": "autofunction", "data": "autodata"}
 def page(module: ModuleType, modules: list[ModuleType]) -> str:
     """MyST source of the reference page of ``module``."""
     name = module.__name__
-    own, elsewhere = [], []
+    own, elsewhere, deprecated = [], [], []
     for attr in module.__all__:
-        obj = getattr(module, attr)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            obj = getattr(module, attr)
+        notes = [w for w in caught if issubclass(w.category, DeprecationWarning)]
+        if notes:
+            deprecated.append(f"- `{attr}`: {notes[0].message}")
+            continue
         target, role = home(obj, attr, module, modules), _role(obj)
         if target == name and role != "mod":
             own += [f".. {DIRECTIVE[role]}:: {name}.{attr}"]
@@ -102,7 +117,16 @@ def page(module: ModuleType, modules: list[ModuleType]) -> str:
             *elsewhere,
             "",
         ]
+    if deprecated:
+        lines += ["Deprecated names, kept for one release:", "", *deprecated, ""]
     return "\n".join(lines)
+
+
+def _get(module: ModuleType, attr: str) -> Any:
+    """``getattr`` that stays quiet about deprecated aliases."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return getattr(module, attr, None)
 
 
 def canonical(target: str) -> str | None:
@@ -115,8 +139,10 @@ def canonical(target: str) -> str | None:
         except ImportError:
             continue
         try:
-            for attr in parts[k:]:
-                obj = getattr(obj, attr)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                for attr in parts[k:]:
+                    obj = getattr(obj, attr)
         except AttributeError:
             return None
         mod, qual = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
