@@ -807,3 +807,33 @@ def test_an_environment_under_tmp_stays_visible_in_the_sandbox(monkeypatch):
         assert out.stdout == "seen", out.stderr
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_kernel_that_dies_at_start_is_started_again(monkeypatch, tmp_path):
+    # otter assign starts kernels; one that dies before it replies (a port taken by
+    # a build beside it) is retried, a master's own error is reported at once
+    master = tmp_path / "x.md"
+    master.write_text("")
+    monkeypatch.setattr(
+        cwbuild, "_assignment_notebook", lambda m, src, w: src / "x.ipynb"
+    )
+    died = "RuntimeError: Kernel died before replying to kernel_info"
+    errors = [died, "NameError: name 'solution' is not defined"]
+    calls = []
+
+    def fake_run(cmd, cwd=None, what=""):
+        calls.append(cmd)
+        message = errors[len(calls) - 1]
+        raise common.CourseworkError(f"{what} failed (exit 1):\n{message}")
+
+    monkeypatch.setattr(cwbuild, "run", fake_run)
+    with pytest.raises(common.CourseworkError, match="NameError"):
+        cwbuild.build_assignment("x", master, tmp_path / "w.whl", tmp_path / "out")
+    assert len(calls) == 2
+
+    calls.clear()
+    errors[:] = [died] * cwbuild.KERNEL_START_ATTEMPTS
+    with pytest.raises(common.CourseworkError, match="Kernel died"):
+        cwbuild.build_assignment("x", master, tmp_path / "w.whl", tmp_path / "out")
+    assert len(calls) == cwbuild.KERNEL_START_ATTEMPTS
+    assert not (tmp_path / "out" / "x").exists()

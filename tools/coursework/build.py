@@ -136,6 +136,18 @@ def instructor_notes(m) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+KERNEL_START_ATTEMPTS = 3
+_KERNEL_START_ERRORS = (
+    "Kernel died before replying to kernel_info",
+    "Address already in use",
+)
+
+
+def _kernel_start_failed(exc: Exception) -> bool:
+    """True if ``exc`` reports a kernel that died while starting."""
+    return any(m in str(exc) for m in _KERNEL_START_ERRORS)
+
+
 def build_assignment(slug: str, master: Path, wheel: Path, out: Path) -> Path:
     """Build one assignment into ``out/<slug>`` (replaced only on success).
 
@@ -149,11 +161,21 @@ def build_assignment(slug: str, master: Path, wheel: Path, out: Path) -> Path:
     shutil.rmtree(work, ignore_errors=True)
     (work / "src").mkdir(parents=True)
     nb = _assignment_notebook(master, work / "src", wheel)
-    run(
-        [sys.executable, "-m", "otter", "assign", nb.name, str(work / "otter")],
-        cwd=work / "src",
-        what=f"otter assign {slug}",
-    )
+    for attempt in range(KERNEL_START_ATTEMPTS):
+        try:
+            run(
+                [sys.executable, "-m", "otter", "assign", nb.name, str(work / "otter")],
+                cwd=work / "src",
+                what=f"otter assign {slug}",
+            )
+            break
+        except CourseworkError as exc:
+            # a kernel that could not start (e.g. a port taken between the choice
+            # and the bind while another build starts its kernel) is not the
+            # master's fault: start again; any other failure is reported at once
+            if attempt + 1 == KERNEL_START_ATTEMPTS or not _kernel_start_failed(exc):
+                raise
+            shutil.rmtree(work / "otter", ignore_errors=True)
     zips = sorted((work / "otter" / "autograder").glob(f"{slug}-autograder_*.zip"))
     if len(zips) != 1:
         raise CourseworkError(f"otter assign {slug}: expected one autograder zip")
