@@ -67,8 +67,6 @@ SKETCH = re.compile(r"\bsketch", re.IGNORECASE)
 CHECKED_ELSEWHERE = {
     # the sympy cell before the statement, and the energy cell after mod-thm-sa
     "mod-thm-usa": "mod-check-usa",
-    # no cell checks the estimate on R^d; the support bound is checked for particles
-    "mod-thm-rd": "mod-check-gaussian",
     # the simulations after mod-thm-leaders check parts 1 to 3
     "mod-lem-rescale": "mod-check-leaders",
     # the linearisation at a strict saddle, after clu-cor-escape
@@ -79,10 +77,6 @@ CHECKED_ELSEWHERE = {
     "clu-thm-equi": "clu-check-equi",
     # the merging time, after clu-thm-exit
     "clu-prop-two-clusters": "clu-check-two-clusters",
-    # the bounds on Z_mu, after ext-prop-dissipation
-    "ext-prop-wm2": "ext-check-dissipation",
-    # no cell checks the equivalence; the axes lemma uses criterion (iii)
-    "ext-prop-stationary": "ext-check-axes",
     # the antipodal run after ext-prop-hessian, and the bound after ext-thm-max
     "ext-thm-antipodal": "ext-check-antipodal",
 }
