@@ -5,11 +5,15 @@ is executed. A *result* is a ``prf:theorem``, ``prf:lemma``, ``prf:proposition``
 ``prf:corollary`` directive, or a labelled heuristic (``prf:conjecture`` with
 "heuristic" in its title). The tests check that
 
-(a) every result is followed, before the next result, by a ``prf:proof`` block or by
-    a *citation paragraph* (a heuristic by a check, see (b)). A citation paragraph
-    holds a ``{cite}`` role, a sentence saying where the result is proved ("Proved
-    in", "Proved by", "is proved in", "This is {cite}`...`") and one saying what the
-    book does about it ("we omit", "we prove"): ``CITED_IN`` and ``OMITTED`` below;
+(a) every result is followed, before the next result, by a ``prf:proof`` block, by
+    a *citation paragraph* or by a *cross-reference* (a heuristic by a check, see
+    (b)). A citation paragraph holds a ``{cite}`` role, a sentence saying where the
+    result is proved ("Proved in", "Proved by", "is proved in", "This is
+    {cite}`...`") and one saying what the book does about it ("we omit", "we
+    prove"): ``CITED_IN`` and ``OMITTED`` below. A cross-reference is a paragraph
+    "Proved in {prf:ref}`label`" (``PROVED_IN``) for a result that is a special case
+    of another one of the book: that result has its own proof block, the
+    cross-referenced result has none, and an asserting cell follows it as in (b);
 (b) every proof block is followed, before the next result or the next heading of the
     same or a higher level, by a code cell that asserts (an ``assert`` statement or an
     ``assert_*`` call). The proofs checked by a cell elsewhere are listed in
@@ -19,10 +23,13 @@ is executed. A *result* is a ``prf:theorem``, ``prf:lemma``, ``prf:proposition``
     the chapter, with its title, and every row there is a result; every status
     agrees with the chapter (``proved`` and ``proved in part`` need a proof block,
     ``sketched`` too, ``cited`` a citation paragraph and no proof, ``heuristic`` a
-    heuristic), a ``proved`` result's proof contains no sketch, and the table of
-    counts agrees with the rows; every "Checked by" link goes to a target placed
-    directly before a code cell that asserts, and every such target is linked;
-(d) at least 20 results are proved in full.
+    heuristic; a cross-referenced result has the status of the result it names, and
+    its row names it too), a ``proved`` result's proof contains no sketch, and the
+    table of counts agrees with the rows; every "Checked by" link goes to a target
+    placed directly before a code cell that asserts, and every such target is
+    linked;
+(d) at least 20 results are proved in full, each counted once (a cross-referenced
+    result does not count again).
 
 The parser reads MyST fences of backticks or colons of any length (a fence closes on
 a line of at least as many of the same character and nothing else), enters directive
@@ -58,6 +65,8 @@ OPTION = re.compile(r"^\s*:(?P<key>[\w-]+):\s*(?P<val>.*?)\s*$")
 # The citation paragraph: where the result is proved, and what the book does.
 CITED_IN = re.compile(r"\b(proved (in|by)|this is \{cite\})", re.IGNORECASE)
 OMITTED = re.compile(r"\bwe (omit|prove)\b", re.IGNORECASE)
+# The cross-reference: the result is a special case of another result of the book.
+PROVED_IN = re.compile(r"\bproved in \{prf:ref\}`(?P<label>[^`]+)`", re.IGNORECASE)
 CITE_ROLE = re.compile(r"\{cite(:\w+)?\}`[^`]+`")
 ASSERTION = re.compile(r"^\s*assert\b|\bassert_\w+\(", re.MULTILINE)
 SKETCH = re.compile(r"\bsketch", re.IGNORECASE)
@@ -67,8 +76,6 @@ SKETCH = re.compile(r"\bsketch", re.IGNORECASE)
 CHECKED_ELSEWHERE = {
     # the sympy cell before the statement, and the energy cell after mod-thm-sa
     "mod-thm-usa": "mod-check-usa",
-    # no cell checks the estimate on R^d; the support bound is checked for particles
-    "mod-thm-rd": "mod-check-gaussian",
     # the simulations after mod-thm-leaders check parts 1 to 3
     "mod-lem-rescale": "mod-check-leaders",
     # the linearisation at a strict saddle, after clu-cor-escape
@@ -77,12 +84,6 @@ CHECKED_ELSEWHERE = {
     "clu-lem-hessian": "clu-check-d3",
     # particles from an orthonormal frame, at the start of the chapter
     "clu-thm-equi": "clu-check-equi",
-    # the merging time, after clu-thm-exit
-    "clu-prop-two-clusters": "clu-check-two-clusters",
-    # the bounds on Z_mu, after ext-prop-dissipation
-    "ext-prop-wm2": "ext-check-dissipation",
-    # no cell checks the equivalence; the axes lemma uses criterion (iii)
-    "ext-prop-stationary": "ext-check-axes",
     # the antipodal run after ext-prop-hessian, and the bound after ext-thm-max
     "ext-thm-antipodal": "ext-check-antipodal",
 }
@@ -230,6 +231,11 @@ def asserts(b: Block) -> bool:
     )
 
 
+def proved_in(paragraph: str) -> list[str]:
+    """The results named by ``Proved in {prf:ref}`...``` in a paragraph."""
+    return [m["label"] for m in PROVED_IN.finditer(" ".join(paragraph.split()))]
+
+
 def is_citation(paragraph: str) -> bool:
     flat = " ".join(paragraph.split())
     return bool(
@@ -246,6 +252,7 @@ class Result:
     line: int
     proofs: list[Block]
     citations: list[str]
+    proved_in: list[str]  # labels of the results a cross-reference names
     unchecked_proofs: list[int]  # lines of proofs with no asserting cell after them
     checked_after: bool  # an asserting cell follows before the next result/heading
 
@@ -301,6 +308,12 @@ def chapter_results(chapter: str) -> list[Result]:
                 proofs=proofs,
                 citations=[
                     c.body for c in window if c.kind == "text" and is_citation(c.body)
+                ],
+                proved_in=[
+                    label
+                    for c in window
+                    if c.kind == "text"
+                    for label in proved_in(c.body)
                 ],
                 unchecked_proofs=unchecked,
                 checked_after=check_window(blocks, k, level),
@@ -435,6 +448,11 @@ def test_citation_pattern():
     assert not is_citation("Proved in {cite}`GLPR2023`.")  # says nothing of the book
     assert not is_citation("Proved in the paper; we omit the proof.")  # no reference
     assert not is_citation("We omit the proof of {cite}`X`.")  # not where it is proved
+    assert proved_in(
+        "The case d = 2. Proved in\n{prf:ref}`x-thm`, on every sphere."
+    ) == ["x-thm"]
+    assert not proved_in("Proved in {cite}`X`; we omit the proof.")
+    assert not proved_in("As in {prf:ref}`x-thm`.")
 
 
 def test_the_book_has_results_in_every_chapter():
@@ -459,9 +477,26 @@ def test_every_result_is_proved_or_cited(result):
     if result.kind == "conjecture":  # a labelled heuristic: checked, see (b)
         assert result.checked_after, f"{result.label}: a heuristic needs a check"
         return
-    assert result.proofs or result.citations, (
+    assert result.proofs or result.citations or result.proved_in, (
         f"{result.chapter}.md:{result.line} {result.label} has neither a proof block "
-        "nor a citation paragraph before the next result"
+        "nor a citation paragraph nor a cross-reference before the next result"
+    )
+
+
+CROSS_REFERENCED = [r for r in ALL_RESULTS if r.proved_in and not r.proofs]
+
+
+@pytest.mark.parametrize("result", CROSS_REFERENCED, ids=lambda r: r.label)
+def test_cross_references_name_a_proof_and_are_checked(result):
+    by_label = {r.label: r for r in ALL_RESULTS}
+    for label in result.proved_in:
+        assert label in by_label, f"{result.label}: no result {label} in the book"
+        assert by_label[label].proofs, (
+            f"{result.label} is proved in {label}, which has no proof block"
+        )
+    assert result.checked_after, (
+        f"{result.chapter}.md:{result.line} {result.label}: a cross-referenced result "
+        "needs an asserting cell after it, before the next result or heading"
     )
 
 
@@ -498,6 +533,19 @@ def test_status_agrees_with_the_chapter(row):
         assert result.kind == "conjecture"
         return
     assert result.kind != "conjecture", f"{row.label} is a heuristic"
+    notes = _cells(RESULTS_PAGE.read_text().splitlines()[row.line - 1])[4]
+    if result.proved_in and not result.proofs:  # a cross-reference
+        assert proved_in(notes) == result.proved_in, (
+            f"results.md:{row.line}: the notes start with 'proved in' and name "
+            f"{result.proved_in}"
+        )
+        for label in result.proved_in:
+            target = next(r for r in ROWS if r.label == label)
+            assert row.status == target.status, (
+                f"{row.label} is proved in {label}: its status is {target.status!r}"
+            )
+        return
+    assert not PROVED_IN.match(notes), f"{row.label} has a proof of its own"
     if row.status == "cited":
         assert result.citations and not result.proofs, row.label
         assert CITE_ROLE.search(row.status_cell), "name the reference"
@@ -541,5 +589,8 @@ def test_the_table_of_counts_agrees_with_the_rows():
 
 # -------------------------------------------------------------------------- (d)
 def test_at_least_twenty_full_proofs():
-    proved = [row.label for row in ROWS if row.status == "proved"]
+    again = {r.label for r in CROSS_REFERENCED}
+    proved = [
+        row.label for row in ROWS if row.status == "proved" and row.label not in again
+    ]
     assert len(proved) >= 20, proved
