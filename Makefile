@@ -36,9 +36,9 @@ $(VENDOR): tools/vendor_assets.py
 	$(BIN)/python -m tools.vendor_assets
 
 # The execution cache keys on the chapters' code only: when attnlib or the pinned
-# environment changes (requirements, the kernels' environment set here), drop it so
-# every chapter runs again against this checkout. The digest of those files and the
-# rule are in tools/execution.py, which the student edition uses too.
+# environment changes (requirements, the kernels' environment set here and by bookext),
+# drop it so every chapter runs again against this checkout. The digest of those files
+# and the rule are in tools/execution.py, which the student edition uses too.
 execution-cache: $(STAMP)
 	$(BIN)/python -m tools.execution _build
 

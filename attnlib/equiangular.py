@@ -138,7 +138,7 @@ def equiangular_gamma(
 def equiangular_time_to(
     level: float, *, beta: float, n: int, normalization: str = "sa"
 ) -> float:
-    r"""First time at which :math:`\gamma(t) = ` ``level`` (``0 <= level < 1``).
+    r"""First time at which :math:`\gamma(t)` reaches ``level`` (``0 <= level < 1``).
 
     Computed as :math:`\int_0^{\text{level}} d\gamma / \dot\gamma`. Reference values
     (SA, ``n=32``, ``level=1-1e-3``): 5.186 (beta=0), 5.458 (2), 6.954 (4), 9.544 (5).

@@ -256,7 +256,7 @@ def energy_flow(
     s = _spectral_shift(D).astype(X.dtype)  # ||D||_2 per member
     norm = np.maximum(s, np.finfo(X.dtype).tiny)
     # energies are float64 and <= e^{||D||}; the Wasserstein field, in the dtype of
-    # X, is <= e^{||D||} ||D||
+    # X, is <= e^{||D||} ||D||, which is 0 for D = 0 (then E_D = 1 and nothing moves)
     s_top = float(np.max(s))
     if s_top > log_max(np.float64):
         raise ValueError(
@@ -264,7 +264,8 @@ def energy_flow(
             f"(limit {log_max(np.float64):.1f}); attnlib.energy_D(..., log=True) "
             "gives its logarithm"
         )
-    if metric == "wasserstein" and s_top + np.log(s_top) > log_max(X.dtype):
+    big_field = s_top > 0 and s_top + np.log(s_top) > log_max(X.dtype)
+    if metric == "wasserstein" and big_field:
         raise ValueError(
             f"D has ||D||_2 = {s_top:.1f}: the Wasserstein field e^(||D||_2) D x "
             f"overflows {X.dtype.name} (limit e^{log_max(X.dtype):.1f}); use float64 "

@@ -381,7 +381,7 @@ def integrate_gaussian(
     ``min(dt, rel_step / rate)`` with ``rate`` the relative growth rate of
     :math:`(\alpha, L)`, so the steps shrink geometrically when :math:`\Sigma`
     explodes like :math:`1/(t^* - t)`; the run stops with ``blowup=True`` once
-    :math:`\operatorname{tr}\Sigma > ` ``max_trace``, or once a step is too small
+    :math:`\operatorname{tr}\Sigma` exceeds ``max_trace``, or once a step is too small
     to change the float64 time ``t`` (a blow-up closer than rounding resolves).
 
     Parameters

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.optimize import brentq
@@ -173,6 +175,32 @@ def test_ensemble_equals_single_runs():
 
 
 # -------------------------------------------------------------------- flows
+
+
+@pytest.mark.parametrize("step_control", ["stable", "fixed"])
+@pytest.mark.parametrize("direction", ["ascent", "descent"])
+@pytest.mark.parametrize("metric", ["wasserstein", "sa"])
+def test_zero_interaction_is_a_clean_fixed_point(metric, direction, step_control):
+    # D = 0: every weight is e^0 = 1, so E_D = 1 exactly and the field D x_j vanishes;
+    # the particles stay where they are, with no warning (log of a zero bound) on the
+    # way. An ensemble member with D = 0 does not disturb the others.
+    X = sample_sphere(12, 3, rng=21)
+    Xb = sample_sphere(12, 3, rng=22, batch=2)
+    Db = np.stack([np.zeros((3, 3)), np.diag([1.0, 0.5, 2.0])])
+    kw = dict(direction=direction, metric=metric, step_control=step_control, steps=25)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = energy_flow(X, np.zeros((3, 3)), **kw)
+        ens = energy_flow(Xb, Db, **kw)
+        other = energy_flow(Xb[1], Db[1], **kw)
+    assert np.array_equal(res.energies, np.ones(len(res.step_indices)))
+    # the retraction y/|y| may move a unit vector by a rounding error per step
+    assert np.allclose(res.final, X, rtol=0, atol=1e-13)
+    assert res.n_rejected == 0
+    assert np.allclose(ens.final[0], Xb[0], rtol=0, atol=1e-13)
+    assert np.array_equal(ens.energies[:, 0], np.ones(len(ens.step_indices)))
+    assert np.allclose(ens.final[1], other.final)
+    assert np.allclose(ens.energies[:, 1], other.energies)
 
 
 @pytest.mark.parametrize("metric", ["wasserstein", "sa"])

@@ -49,6 +49,10 @@ def test_the_book_and_the_student_edition_share_one_execution_rule():
     for name in ("requirements.txt", "pyproject.toml", "Makefile"):
         assert name in names
     assert any(n.startswith("attnlib/") for n in names)
+    # bookext sets the kernels' environment (IPYTHONDIR, ATTNLIB_STATIC) and their
+    # start-up file, which changes how every figure is displayed
+    assert "bookext/static.py" in names
+    assert "bookext/ipython/profile_default/startup/00-describe-figures.py" in names
 
 
 def test_the_execution_cache_is_dropped_when_the_environment_changes(tmp_path):
@@ -56,6 +60,10 @@ def test_the_execution_cache_is_dropped_when_the_environment_changes(tmp_path):
     (root / "attnlib").mkdir(parents=True)
     (root / "attnlib" / "core.py").write_text("X = 1\n")
     (root / "requirements.txt").write_text("numpy==2.4.6\n")
+    startup = root / "bookext" / "ipython" / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    (root / "bookext" / "static.py").write_text("STATIC = '1'\n")
+    (startup / "00-describe-figures.py").write_text("A = 1\n")
 
     def fill():
         for sub in execution.CACHE_DIRS:
@@ -72,6 +80,8 @@ def test_the_execution_cache_is_dropped_when_the_environment_changes(tmp_path):
         (root / "attnlib" / "core.py", "X = 2\n"),
         (root / "requirements.txt", "numpy==2.4.7\n"),
         (root / "attnlib" / "new.py", ""),
+        (root / "bookext" / "static.py", "STATIC = '0'\n"),
+        (startup / "00-describe-figures.py", "A = 2\n"),
     ]:
         path.write_text(text)
         assert execution.refresh(build, root), path.name

@@ -5,6 +5,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import base64
+import io
 import re
 
 import numpy as np
@@ -282,6 +284,44 @@ def test_animation_and_snapshots():
         animate_states(tr.states, ["a"])
     with pytest.raises(ValueError, match="states"):
         animate_states(tr.states[..., :2], ["a"] * 4)
+
+
+def _player_frames(page):
+    found = re.findall(
+        r'frames\[\d+\] = "data:image/png;base64,([A-Za-z0-9+/=\\\s]+)"', page
+    )
+    return [base64.b64decode(re.sub(r"[\\\s]", "", b64)) for b64 in found]
+
+
+def test_player_frames_are_palette_pngs_close_to_matplotlibs():
+    # the frames are what a page with a player weighs: a palette of 256 colours
+    # shrinks them and leaves the picture as it was to within rounding
+    from PIL import Image
+
+    from bookext.latex import last_frame
+
+    X0 = sample_sphere(32, 3, rng=22)
+    tr = simulate(Model(beta=4.0), X0, times=np.linspace(0, 6, 6), dt=0.05)
+    anim = animate_states(tr.states, [f"{t:.1f}" for t in tr.times])
+    raw = _player_frames(anim.to_jshtml())
+    page = player_html(anim)
+    small = _player_frames(page)
+    assert _player_frames(player_html(anim, colors=None)) == raw
+    assert len(small) == len(raw) == 6
+    assert sum(map(len, small)) < 0.7 * sum(map(len, raw))
+    for a, b in zip(raw, small):
+        A = np.asarray(Image.open(io.BytesIO(a)).convert("RGB"), dtype=int)
+        pb = Image.open(io.BytesIO(b))
+        assert pb.mode == "P"
+        B = np.asarray(pb.convert("RGB"), dtype=int)
+        assert A.shape == B.shape
+        d = np.abs(A - B).max(axis=-1)
+        assert d.mean() < 1.0 and (d > 8).mean() < 0.01
+    assert last_frame(page) == small[-1]  # what the PDF prints
+    with pytest.raises(ValueError, match="colors"):
+        player_html(anim, colors=1)
+    with pytest.raises(TypeError, match="colors"):
+        player_html(anim, colors=2.5)
 
 
 def test_sinkhorn_variant_field_matches_cold_core_solve():

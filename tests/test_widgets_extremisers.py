@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -45,6 +47,19 @@ def test_widget_energy_matches_library():
     line = w.fig.axes[1].get_lines()[0]
     assert np.allclose(line.get_ydata(), w.result.energies)
     assert np.all(np.diff(w.result.energies) >= -1e-12)  # ascent is monotone
+
+
+def test_widget_at_lambda_zero_draws_without_warnings():
+    # lambda = 0 on the slider makes D = 0 for the preset lambda * I: E_D = 1 is
+    # constant along the flow and the particles do not move
+    w = extremiser_widget(n=15, steps=40, preset="λ·I on S²")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        w.controls["lam"].value = 0.0
+        w.controls["direction"].value = "descent"
+        w.controls["metric"].value = "sa"
+    assert np.array_equal(w.result.energies, np.ones_like(w.result.energies))
+    assert "λ = 0.00" in titles(w)[0]
 
 
 def test_presets_are_symmetric_and_bad_preset_raises():

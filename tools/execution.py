@@ -3,7 +3,9 @@
 The execution cache of Jupyter Book keys on a chapter's code only. The outputs also
 depend on :mod:`attnlib`, the pinned environment (``requirements.txt``,
 ``pyproject.toml``) and the environment the kernels are started with (the
-``Makefile`` and the student edition's build). When any of them changes, the cache
+``Makefile``, the student edition's build and the book's Sphinx extension
+``bookext``, which sets ``IPYTHONDIR`` and ``ATTNLIB_STATIC`` for the kernels and
+holds their start-up file). When any of them changes, the cache
 of a build folder is dropped so that every chapter runs again against this checkout.
 ``make book`` and ``make student`` use this one rule:
 
@@ -28,6 +30,9 @@ STAMP = ".execution-digest"
 def inputs(root: Path = ROOT) -> list[Path]:
     """The files whose content the digest covers, sorted."""
     files = sorted((root / "attnlib").rglob("*.py"))
+    # the kernels' environment and start-up file of the book (bookext/static.py,
+    # bookext/ipython/...): all of the extension's code, like attnlib's
+    files += sorted((root / "bookext").rglob("*.py"))
     files += [
         root / name
         for name in ("requirements.txt", "pyproject.toml", "Makefile")

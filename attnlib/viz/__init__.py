@@ -6,7 +6,9 @@ self-contained player that the static HTML pages show.
 
 from __future__ import annotations
 
+import base64
 import html
+import io
 import re
 from typing import Any
 
@@ -15,6 +17,10 @@ __all__ = ["describe", "player_html"]
 _EXTERNAL_LINK = re.compile(r"<link\b[^>]*href=\"(?:https?:)?//[^\"]*\"[^>]*>", re.S)
 _PLAYER_IMG = re.compile(r'<img id="(_anim_img\w+)">')
 _PLAYER_SLIDER = re.compile(r'(<input id="_anim_slider\w+" type="range")')
+# a frame of a to_jshtml player: base64 broken into lines that end with a backslash
+_PLAYER_FRAME = re.compile(
+    r'(frames\[\d+\] = "data:image/png;base64,)([A-Za-z0-9+/=\\\s]+)"'
+)
 
 
 _TEX = {
@@ -94,7 +100,7 @@ def describe(fig: Any) -> str:
     return " ".join(parts) or "A figure."
 
 
-def player_html(anim: Any, alt: str | None = None) -> str:
+def player_html(anim: Any, alt: str | None = None, colors: int | None = 256) -> str:
     """The ``to_jshtml`` player of a matplotlib animation, without links to a CDN.
 
     matplotlib's player links Font Awesome 4 from ``maxcdn.bootstrapcdn.com``; the
@@ -104,16 +110,38 @@ def player_html(anim: Any, alt: str | None = None) -> str:
     :func:`describe` of its figure) and its frame slider an accessible name. Show
     the result with ``IPython.display.HTML``.
 
+    The frames are embedded in the page, so they are what it weighs: each opaque
+    frame is stored as a PNG with a palette of at most ``colors`` colours (median
+    cut, no dithering) when that is smaller. A figure of a few coloured tokens and
+    lines has a few hundred to a few thousand colours, most of them anti-aliasing
+    shades, and the palette about halves its size while changing a pixel by less
+    than one level of 255 on average.
+
     Parameters
     ----------
     anim : matplotlib.animation.Animation
+    alt : str, optional
+        Alternative text of the player's image.
+    colors : int in [2, 256] or None
+        Size of the frames' palette; ``None`` keeps matplotlib's frames as they are.
 
     Returns
     -------
     str
         HTML of a player whose frames are embedded as PNG images.
     """
+    if colors is not None:
+        if isinstance(colors, bool) or not isinstance(colors, int):
+            raise TypeError(
+                f"colors must be an integer in [2, 256] or None, got {colors!r}"
+            )
+        if not 2 <= colors <= 256:
+            raise ValueError(f"colors must be in [2, 256] or None, got {colors}")
     page = _EXTERNAL_LINK.sub("", anim.to_jshtml())
+    if colors is not None:
+        page = _PLAYER_FRAME.sub(
+            lambda m: m.group(1) + _palette_frame(m.group(2), colors) + '"', page
+        )
     if alt is None:
         frames = getattr(anim, "_save_count", None) or len(
             list(getattr(anim, "_framedata", []) or [])
@@ -123,3 +151,25 @@ def player_html(anim: Any, alt: str | None = None) -> str:
     text = html.escape(alt, quote=True)
     page = _PLAYER_IMG.sub(rf'<img id="\1" alt="{text}">', page, count=1)
     return _PLAYER_SLIDER.sub(r'\1 aria-label="Frame of the animation"', page, count=1)
+
+
+def _palette_frame(b64: str, colors: int) -> str:
+    """A frame's base64 PNG, as a palette PNG of ``colors`` colours if it is opaque
+    and that is smaller (else unchanged)."""
+    from PIL import Image  # a dependency of matplotlib
+
+    data = base64.b64decode(re.sub(r"[\\\s]", "", b64))
+    image = Image.open(io.BytesIO(data))
+    if image.mode not in ("RGB", "RGBA"):
+        return b64
+    if image.mode == "RGBA":
+        if image.getchannel("A").getextrema() != (255, 255):
+            return b64  # transparency: a palette would lose it
+        image = image.convert("RGB")
+    # method 0 is median cut, dither 0 none (the enums' values since Pillow 6)
+    palette = image.quantize(colors=colors, method=0, dither=0)
+    out = io.BytesIO()
+    palette.save(out, format="PNG", optimize=True)
+    if out.tell() >= len(data):
+        return b64
+    return base64.b64encode(out.getvalue()).decode("ascii")

@@ -128,8 +128,8 @@ def extremiser_widget(
     box.controls = controls
     # without a kernel: every preset, five values of lambda, ascent and descent (the
     # Wasserstein metric; the other changes the path, not the extremiser). lambda = 0
-    # is left out: it makes D = 0 for the preset lambda * I, whose stable step
-    # energy_flow does not handle (log of a zero spectral bound).
+    # is live only: for the preset lambda * I it makes D = 0, where E_D = 1 is
+    # constant and the particles do not move.
     box.static = StaticSpec(
         fig,
         [
