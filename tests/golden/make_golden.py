@@ -1,0 +1,609 @@
+"""Golden outputs of the library's integrators, fields and solvers.
+
+Each case below calls one public function of ``attnlib`` on small, seeded inputs and
+returns its arrays. ``python tests/golden/make_golden.py`` evaluates every case and
+saves the results to ``tests/golden/golden.npz`` (with the platform they were computed
+on); ``tests/test_golden.py`` evaluates the cases again and compares.
+
+A case is ``"exact"`` when the code under it computes the same floating-point
+operations in the same order as the code that wrote the file: its arrays must then be
+bit-for-bit equal (on the platform recorded in the file; elsewhere BLAS and the SIMD
+kernels of numpy round differently, and the comparison is ``rtol=1e-13``). A case is
+``"close"`` when the order of operations changed (a fused step, a reassociated sum):
+its arrays must agree to ``1e-13`` relative to the largest entry of each array.
+
+The file is written once, from the code before a refactoring, and never regenerated
+to make a failing comparison pass.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+GOLDEN = HERE / "golden.npz"
+
+# name -> (function returning {field: array}, mode)
+CASES: dict[str, tuple[Callable[[], dict[str, np.ndarray]], str]] = {}
+
+
+def case(mode: str = "exact"):
+    if mode not in ("exact", "close"):
+        raise ValueError(mode)
+
+    def register(fn):
+        CASES[fn.__name__] = (fn, mode)
+        return fn
+
+    return register
+
+
+def signature() -> str:
+    """The numerical platform: versions, BLAS build and the SIMD kernels in use."""
+    import scipy
+
+    cfg = np.show_config(mode="dicts")
+    blas = cfg.get("Build Dependencies", {}).get("blas", {})
+    simd = cfg.get("SIMD Extensions", {}).get("found", [])
+    return "|".join(
+        [
+            f"numpy {np.__version__}",
+            f"scipy {scipy.__version__}",
+            f"python {sys.version_info.major}.{sys.version_info.minor}",
+            platform.machine(),
+            str(blas.get("openblas configuration", blas.get("name", ""))),
+            ",".join(simd),
+        ]
+    )
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+def _traj(tr) -> dict[str, np.ndarray]:
+    out = {"times": tr.times, "final": tr.final, "n_steps": np.array(tr.n_steps)}
+    if tr.states is not None:
+        out["states"] = tr.states
+    for k, v in tr.observables.items():
+        out[f"obs_{k}"] = v
+    return out
+
+
+def _mats(seed, d, m=None):
+    g = _rng(seed)
+    m = d if m is None else m
+    return (
+        g.standard_normal((m, d)) / np.sqrt(d),
+        g.standard_normal((m, d)) / np.sqrt(d),
+        g.standard_normal((d, d)) / np.sqrt(d),
+    )
+
+
+# --------------------------------------------------------------------- simulate
+@case()
+def simulate_methods():
+    from attnlib import Model, sample_sphere, simulate
+
+    X0 = sample_sphere(12, 3, rng=1)
+    out = {}
+    for method in ("euler", "heun", "rk4"):
+        tr = simulate(
+            Model(beta=2.0), X0, times=np.linspace(0, 2, 5), dt=0.1, method=method
+        )
+        for k, v in _traj(tr).items():
+            out[f"{method}_{k}"] = v
+    return out
+
+
+@case()
+def simulate_usa_glpr():
+    from attnlib import Model, sample_sphere, simulate
+
+    X0 = sample_sphere(10, 4, rng=2)
+    m = Model(beta=3.0, normalization="usa")
+    out = _traj(simulate(m, X0, t_final=0.5, dt=0.1, step_rule="glpr"))
+    out["dt"] = np.array(simulate(m, X0, t_final=0.5, dt=0.1, step_rule="glpr").dt)
+    return out
+
+
+@case()
+def simulate_qkv():
+    from attnlib import Model, sample_sphere, simulate
+
+    Q, K, V = _mats(3, 3)
+    X0 = sample_sphere(9, 3, rng=3)
+    out = {}
+    for norm in ("sa", "usa"):
+        beta = 1.5 if norm == "sa" else 0.5  # USA: |v| up to e^(beta |Q^T K|)
+        m = Model(beta=beta, Q=Q, K=K, V=V, normalization=norm)
+        tr = simulate(m, X0, times=[0.0, 0.5, 1.0], dt=0.05)
+        for k, v in _traj(tr).items():
+            out[f"{norm}_{k}"] = v
+    return out
+
+
+@case()
+def simulate_psd_tiled():
+    """Q^T K symmetric PSD and n > block: the symmetric tiled evaluation."""
+    from attnlib import Model, sample_sphere, simulate
+
+    g = _rng(4)
+    R = g.standard_normal((3, 3))
+    A = R @ R.T / 3
+    Q = np.linalg.cholesky(A).T  # Q^T Q = A
+    X0 = sample_sphere(150, 3, rng=4)
+    out = {}
+    for norm in ("sa", "usa"):
+        for name, kw in (("psd", {"Q": Q, "K": Q}), ("identity", {})):
+            m = Model(beta=2.0, normalization=norm, block=32, **kw)
+            out[f"{norm}_{name}_velocity"] = m.velocity(X0)
+            tr = simulate(m, X0, times=[0.0, 0.2], dt=0.05, method="heun")
+            out[f"{norm}_{name}_final"] = tr.final
+    return out
+
+
+@case()
+def simulate_multihead():
+    from attnlib import Model, sample_sphere, simulate
+
+    h1 = _mats(5, 3, m=2)
+    h2 = _mats(6, 3)
+    X0 = sample_sphere(8, 3, rng=5)
+    m = Model(beta=1.2, heads=[h1, (h2[0], h2[1], None), (None, None, h1[2])])
+    out = _traj(simulate(m, X0, times=[0.0, 0.3, 0.6], dt=0.05))
+    out["attention"] = m.attention(X0)
+    return out
+
+
+@case()
+def simulate_variants():
+    from attnlib import Model, sample_sphere, simulate
+
+    X0 = sample_sphere(10, 3, rng=6)
+    Q, K, _ = _mats(7, 3)
+    specs = {
+        "l2": dict(kernel="l2", beta=1.5, Q=Q, K=K),
+        "l2_usa": dict(kernel="l2", beta=1.5, normalization="usa"),
+        "sigmoid_sa": dict(kernel="sigmoid", beta=2.0, bias=-1.0),
+        "sigmoid_usa": dict(kernel="sigmoid", beta=2.0, bias=0.5, normalization="usa"),
+        "sinkhorn": dict(kernel="sinkhorn", beta=2.0),
+        "sinkhorn_qk": dict(kernel="sinkhorn", beta=1.0, Q=Q, K=K),
+        "causal_sa": dict(mask="causal", beta=2.0),
+        "causal_usa": dict(mask="causal", beta=2.0, normalization="usa"),
+        "causal_sigmoid": dict(mask="causal", kernel="sigmoid", beta=1.0),
+        "rd_softmax": dict(beta=0.7, sphere=False, Q=Q, K=K),
+        "rd_usa": dict(beta=0.7, sphere=False, normalization="usa"),
+    }
+    out = {}
+    for name, kw in specs.items():
+        m = Model(**kw)
+        out[f"{name}_velocity"] = m.velocity(X0)
+        out[f"{name}_attention"] = m.attention(X0)
+        tr = simulate(m, X0, times=[0.0, 0.25, 0.5], dt=0.05)
+        out[f"{name}_states"] = tr.states
+    return out
+
+
+@case()
+def simulate_ensemble_members():
+    """simulate on (B, n, d) with one beta per member."""
+    from attnlib import Model, sample_sphere, simulate
+
+    X0 = sample_sphere(7, 3, rng=8, batch=3)
+    beta = np.array([0.5, 2.0, 6.0])
+    Q, K, V = _mats(9, 3)
+    out = {}
+    for name, kw in (("identity", {}), ("qkv", dict(Q=Q, K=K, V=V))):
+        for norm in ("sa", "usa"):
+            b = beta if norm == "sa" else beta / 4  # USA speeds grow like e^beta
+            m = Model(beta=b, normalization=norm, **kw)
+            tr = simulate(m, X0, times=[0.0, 0.5], dt=0.1)
+            out[f"{name}_{norm}"] = tr.states
+    return out
+
+
+@case()
+def velocity_large_beta():
+    """Shifted exponents: USA at large beta, tiled and dense."""
+    from attnlib import Model, sample_sphere
+
+    X = sample_sphere(40, 3, rng=10)
+    out = {}
+    for beta in (50.0, 300.0):
+        for norm in ("sa", "usa"):
+            for block in (16, 256):
+                m = Model(beta=beta, normalization=norm, block=block)
+                out[f"b{beta:g}_{norm}_{block}"] = m.velocity(X)
+    Q, K, _ = _mats(11, 3)
+    out["qk_usa"] = Model(beta=40.0, Q=Q, K=K, normalization="usa").velocity(X)
+    return out
+
+
+# ------------------------------------------------------------ simulate_ensemble
+@case()
+def ensemble_identity():
+    from attnlib import sample_sphere
+    from attnlib.clustering import (
+        ClusterCount,
+        Energy,
+        InnerProductHistogram,
+        PairFraction,
+        simulate_ensemble,
+    )
+
+    obs = {
+        "p": PairFraction(1e-2),
+        "c": ClusterCount(1e-2),
+        "e": Energy(),
+        "le": Energy(log=True),
+        "h": InnerProductHistogram(8),
+    }
+    beta = np.array([0.5, 1.0, 2.0, 4.0, 8.0, 1e-3])
+    out = {}
+    for name, d, norm, kw in (
+        ("reduced_sa", 16, "sa", {}),
+        ("full_sa", 3, "sa", dict(chunk=4)),
+        ("noreduce_sa", 16, "sa", dict(reduce=False, chunk=2)),
+        ("usa", 3, "usa", {}),
+        ("reduced_usa", 12, "usa", {}),
+    ):
+        X0 = sample_sphere(8, d, rng=12, batch=6)
+        b = np.minimum(beta, 2.0) if norm == "usa" else beta
+        r = simulate_ensemble(
+            X0,
+            beta=b,
+            times=[0.0, 0.5, 1.0, 3.0],
+            dt=0.1,
+            normalization=norm,
+            observables=obs,
+            **kw,
+        )
+        out[f"{name}_final"] = r.final
+        out[f"{name}_steps"] = np.array(r.n_steps)
+        for k, v in r.observables.items():
+            out[f"{name}_{k}"] = v
+    X0 = sample_sphere(5, 3, rng=13)
+    r = simulate_ensemble(X0, beta=1.0, times=[0, 1, 2], observables={"p": obs["p"]})
+    out["single_final"] = r.final
+    out["single_p"] = r.observables["p"]
+    return out
+
+
+@case()
+def ensemble_qkv():
+    from attnlib import sample_sphere
+    from attnlib.clustering import PairFraction, random_qkv, simulate_ensemble
+
+    X0 = sample_sphere(6, 4, rng=14, batch=5)
+    Q, K, V = random_qkv(4, kind="ginibre", value="random", rng=15, batch=5)
+    out = {}
+    for norm in ("sa", "usa"):
+        for name, kw in (
+            ("batched", dict(Q=Q, K=K, V=V)),
+            ("shared", dict(Q=Q[0], K=K[0], V=V[0])),
+            ("qk_only", dict(Q=Q, K=K)),
+            ("v_only", dict(V=V[1])),
+        ):
+            r = simulate_ensemble(
+                X0,
+                beta=np.array([0.5, 1.0, 2.0, 3.0, 4.0]),
+                times=[0.0, 1.0, 2.0],
+                dt=0.1,
+                normalization=norm,
+                observables={"p": PairFraction(0.05)},
+                chunk=3,
+                **kw,
+            )
+            out[f"{norm}_{name}_final"] = r.final
+            out[f"{norm}_{name}_p"] = r.observables["p"]
+    return out
+
+
+# ---------------------------------------------------------------- phase diagram
+def _pd(pd):
+    return {
+        "probability": pd.probability,
+        "stderr": pd.stderr,
+        "times": pd.times,
+        "system_steps": np.array(pd.system_steps),
+    }
+
+
+@case()
+def phase_diagram_fast():
+    from attnlib.clustering import phase_diagram
+
+    out = {}
+    runs = {
+        "sa_d8": dict(d=8, betas=[0.0, 1.0, 3.0, 6.0], samples=5, t_final=6.0),
+        "sa_d2": dict(d=2, betas=[1.0, 4.0], samples=4, t_final=4.0, n=6),
+        "usa_d3": dict(
+            d=3, betas=[0.5, 2.0], samples=4, t_final=3.0, normalization="usa"
+        ),
+        "sa_noretire": dict(d=5, betas=[2.0], samples=3, t_final=8.0, retire=False),
+        "sa_grouped": dict(
+            d=20,
+            betas=[0.5, 1.5, 2.5, 3.5, 4.5],
+            samples=3,
+            t_final=8.0,
+            n=8,
+            betas_per_task=2,
+        ),
+        "f32": dict(d=8, betas=[1.0, 3.0], samples=4, t_final=8.0, dtype=np.float32),
+    }
+    for name, kw in runs.items():
+        for k, v in _pd(phase_diagram(progress=False, seed=3, **kw)).items():
+            out[f"{name}_{k}"] = v
+    return out
+
+
+@case()
+def phase_diagram_reference():
+    from attnlib.clustering import phase_diagram
+
+    out = {}
+    runs = {
+        "sa_d8": dict(d=8, betas=[0.0, 1.0, 3.0, 6.0], samples=5, t_final=6.0),
+        "usa_d3": dict(
+            d=3, betas=[0.5, 2.0], samples=4, t_final=3.0, normalization="usa"
+        ),
+        "qkv": dict(d=4, betas=[1.0, 2.0], samples=3, t_final=3.0, qkv="goe/plus"),
+    }
+    for name, kw in runs.items():
+        pd = phase_diagram(progress=False, seed=3, method="reference", **kw)
+        for k, v in _pd(pd).items():
+            out[f"{name}_{k}"] = v
+    return out
+
+
+# ---------------------------------------------------------------------- energies
+@case()
+def energies():
+    from attnlib import (
+        energy,
+        energy_D,
+        energy_D_field,
+        energy_D_gradient,
+        energy_gradient,
+        log_energy,
+        sample_sphere,
+    )
+
+    X = sample_sphere(9, 3, rng=16)
+    Xb = sample_sphere(9, 3, rng=17, batch=3)
+    g = _rng(18)
+    R = g.standard_normal((3, 3))
+    D = (R + R.T) / 2
+    Db = np.stack([D, 2 * D, np.diag([1.0, -0.5, 0.3])])
+    w = g.uniform(0.1, 1.0, 9)
+    w /= w.sum()
+    return {
+        "energy": np.array(energy(X, 2.0)),
+        "energy_b": energy(Xb, np.array([0.5, 1.0, 2.0])),
+        "log_energy": np.array(log_energy(X, 500.0)),
+        "energy_gradient": energy_gradient(X, 2.0),
+        "energy_gradient_b": energy_gradient(Xb, np.array([0.5, 1.0, 2.0])),
+        "energy_D": np.array(energy_D(X, D)),
+        "energy_D_w": np.array(energy_D(X, D, weights=w)),
+        "energy_D_log": np.array(energy_D(X, 800 * D, log=True)),
+        "energy_D_b": energy_D(Xb, Db),
+        "field": energy_D_field(X, D),
+        "field_w": energy_D_field(X, D, weights=w),
+        "field_b": energy_D_field(Xb, Db),
+        "field_big": energy_D_field(X, 150 * D),
+        "gradient": energy_D_gradient(X, D, weights=w),
+        "gradient_b": energy_D_gradient(Xb, Db),
+    }
+
+
+@case()
+def energy_flows():
+    from attnlib import sample_sphere
+    from attnlib.extremisers import energy_flow
+
+    out = {}
+    X0 = sample_sphere(12, 2, rng=19)
+    Xb = sample_sphere(10, 3, rng=20, batch=3)
+    Db = np.stack([np.eye(3), np.diag([1.0, 0.5, -0.2]), 3.0 * np.eye(3)])
+    runs = {
+        "asc_w_stable": (X0, np.diag([1.0, 0.6]), dict(steps=60)),
+        "desc_w_stable": (X0, np.diag([2.0, 0.6]), dict(direction="descent", steps=60)),
+        "asc_sa_fixed": (
+            X0,
+            np.diag([3.0, 0.5]),
+            dict(metric="sa", step_control="fixed", tau=0.2, steps=40),
+        ),
+        "asc_w_fixed_unprojected": (
+            X0,
+            np.diag([1.0, 1.4]),
+            dict(step_control="fixed", projected=False, steps=40, record_every=7),
+        ),
+        "asc_w_backtrack": (X0, np.diag([2.0, 0.6]), dict(steps=40, tau=2.0, c=30.0)),
+        "batch_desc": (Xb, Db, dict(direction="descent", steps=50, tau=0.5)),
+        "batch_sa": (Xb, Db, dict(metric="sa", steps=30, tau=1.0, record_every=4)),
+    }
+    for name, (X, D, kw) in runs.items():
+        r = energy_flow(X, D, **kw)
+        out[f"{name}_final"] = r.final
+        out[f"{name}_steps"] = r.steps
+        out[f"{name}_energies"] = r.energies
+        out[f"{name}_times"] = r.times
+        out[f"{name}_tau"] = r.tau
+        out[f"{name}_rejected"] = np.array(r.n_rejected)
+    return out
+
+
+@case()
+def mirror_descent():
+    from attnlib.extremisers import density_mirror_descent
+
+    out = {}
+    for name, (D, kw) in {
+        "desc": (np.eye(2), dict(m=32, steps=30)),
+        "asc": (np.diag([1.0, 0.4]), dict(m=24, steps=30, direction="ascent")),
+    }.items():
+        r = density_mirror_descent(D, **kw)
+        out[f"{name}_weights"] = r.weights
+        out[f"{name}_log_energies"] = r.log_energies
+    return out
+
+
+# ---------------------------------------------------------------------- Gaussian
+def _gauss(tr):
+    return {
+        "times": tr.times,
+        "means": tr.means,
+        "covariances": tr.covariances,
+        "blowup": np.array(tr.blowup),
+        "blowup_time": np.array(tr.blowup_time),
+        "t_stop": np.array(tr.t_stop),
+        "final_mean": tr.final_mean,
+        "final_covariance": tr.final_covariance,
+        "n_steps": np.array(tr.n_steps),
+    }
+
+
+@case()
+def gaussian_runs():
+    from attnlib import Model
+    from attnlib.gaussian import (
+        gaussian_field,
+        gaussian_rhs,
+        integrate_gaussian,
+        riccati_covariance,
+    )
+
+    Q = np.array([[1.0, 0.2], [0.0, 0.8]])
+    K = np.array([[0.9, 0.0], [0.1, 1.1]])
+    S0 = np.array([[1.0, 0.3], [0.3, 0.6]])
+    a0 = np.array([0.2, -0.1])
+    V = np.array([[0.5, 0.2], [-0.3, 0.8]])
+    models = {
+        "softmax": Model(beta=1 / np.sqrt(2), Q=Q, K=K, sphere=False),
+        "softmax_v": Model(beta=0.5, Q=Q, K=K, V=V, sphere=False),
+        "l2": Model(beta=0.8, Q=Q, K=K, kernel="l2", sphere=False),
+        "sinkhorn": Model(beta=0.6, Q=Q, K=Q, kernel="sinkhorn", sphere=False),
+        "heads": Model(beta=0.4, heads=[(Q, K, None), (K, Q, V)], sphere=False),
+    }
+    out = {}
+    for name, m in models.items():
+        tr = integrate_gaussian(m, a0, S0, times=np.linspace(0, 1.0, 6), dt=0.02)
+        for k, v in _gauss(tr).items():
+            out[f"{name}_{k}"] = v
+        f = gaussian_field(m, a0, S0)
+        out[f"{name}_M"], out[f"{name}_c"] = f.M, f.c
+        out[f"{name}_dalpha"], out[f"{name}_dSigma"] = gaussian_rhs(m, a0, S0)
+    out["riccati"] = riccati_covariance(models["softmax"], S0, [0.0, 0.2, 0.5])
+    return out
+
+
+# ------------------------------------------------------------------------ circle
+@case()
+def circle_runs():
+    from attnlib.circle import (
+        CircleModel,
+        Kuramoto,
+        angle_velocity,
+        lorentzian_frequencies,
+        order_parameter,
+        simulate_angles,
+        torus_energy,
+    )
+
+    g = _rng(21)
+    th = g.uniform(0, 2 * np.pi, 120)
+    thb = g.uniform(0, 2 * np.pi, (2, 40))
+    out = {}
+    for norm in ("usa", "sa"):
+        for method in ("fourier", "direct"):
+            out[f"v_{norm}_{method}"] = angle_velocity(
+                th, 4.0, normalization=norm, method=method
+            )
+        m = CircleModel(beta=4.0, normalization=norm, method="fourier")
+        tr = simulate_angles(
+            m,
+            th,
+            times=[0.0, 0.5, 1.0],
+            dt=0.05,
+            observables={"r": lambda t: order_parameter(t)[0]},
+        )
+        for k, v in _traj(tr).items():
+            out[f"{norm}_{k}"] = v
+    tr = simulate_angles(CircleModel(beta=2.0), thb, t_final=1.0, method="heun")
+    out["batch_final"] = tr.final
+    w = lorentzian_frequencies(40, 0.5)
+    tr = simulate_angles(
+        Kuramoto(w, np.array([0.5, 2.0])), thb, times=[0.0, 2.0], method="euler"
+    )
+    out["kuramoto_final"] = tr.final
+    out["torus_energy"] = np.array(torus_energy(th, 3.0))
+    return out
+
+
+@case()
+def mean_field_runs():
+    from attnlib.circle import mean_field
+
+    out = {}
+    for norm in ("usa", "sa"):
+        sol = mean_field(
+            lambda t: (1 + 0.05 * np.cos(3 * t) + 0.02 * np.sin(t)) / (2 * np.pi),
+            2.0,
+            times=[0.0, 0.3, 1.0],
+            normalization=norm,
+            grid_size=64,
+        )
+        out[f"{norm}_densities"] = sol.densities
+        out[f"{norm}_mass"] = sol.mass
+        out[f"{norm}_resolution"] = sol.resolution
+        out[f"{norm}_steps"] = np.array(sol.n_steps)
+    return out
+
+
+# ---------------------------------------------------------------------- Sinkhorn
+@case()
+def sinkhorn_runs():
+    from attnlib import sinkhorn
+
+    g = _rng(22)
+    L = g.standard_normal((6, 6))
+    Lb = 3.0 * g.standard_normal((2, 7, 7))
+    out = {}
+    for name, (logits, kw) in {
+        "plain": (L, {}),
+        "batch": (Lb, {}),
+        "softmax": (L, dict(max_iter=1)),
+        "init": (L, dict(init=g.standard_normal(6))),
+        "scaled": (20.0 * L, dict(tol=1e-10)),
+    }.items():
+        r = sinkhorn(logits, **kw)
+        out[f"{name}_matrix"] = r.matrix
+        out[f"{name}_log_scaling"] = r.log_scaling
+        out[f"{name}_n_iter"] = np.array(r.n_iter)
+        out[f"{name}_converged"] = np.array(r.converged)
+    return out
+
+
+def compute(name: str) -> dict[str, np.ndarray]:
+    fn, _ = CASES[name]
+    return {k: np.asarray(v) for k, v in fn().items()}
+
+
+def main() -> None:
+    arrays: dict[str, np.ndarray] = {"__signature__": np.array(signature())}
+    for name in CASES:
+        for k, v in compute(name).items():
+            arrays[f"{name}/{k}"] = v
+    np.savez_compressed(GOLDEN, **arrays)
+    size = GOLDEN.stat().st_size
+    print(f"wrote {GOLDEN} ({len(arrays) - 1} arrays, {size / 1024:.0f} KB)")
+
+
+if __name__ == "__main__":
+    main()
