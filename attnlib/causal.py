@@ -66,7 +66,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.linalg import expm
 from scipy.special import i1e, iv
 
 from . import _kernel
@@ -378,7 +377,7 @@ def retention_linear(
     modes: int = 20,
     width: float = 8.0,
 ) -> np.ndarray:
-    r"""The same profile for ``n`` tokens: :math:`n\,[e^{a_m t W}]_{n-1, k}`.
+    r"""The same profile for ``n`` tokens, :math:`n\sum_m\omega_m[e^{a_mtW}]_{n-1,k}`.
 
     ``W`` is :func:`positional_weights` with slope :math:`\lambda/n`; the linear
     response of the last token to token ``k`` (``k < n - 1``) in the discrete
@@ -395,10 +394,20 @@ def retention_linear(
     W = positional_weights(n, slope / n)
     m, a = _mode_rates(beta, modes)
     w = np.exp(-0.5 * (np.pi * m / width) ** 2)
-    out = np.zeros(n - 1)
-    for wm, am in zip(w, a):
-        out += wm * n * expm(am * t * W)[n - 1, : n - 1]
-    return out
+    # last row of e^{cW} = sum_k c^k/k! e_last W^k; W is stochastic below its first
+    # row, so the terms decay like c^k/k!: sum until they are below rounding
+    c = a * t
+    row = np.zeros(n)
+    row[-1] = 1.0
+    out = np.zeros(n)
+    coef = np.ones_like(c)
+    k = 0
+    while k < n and np.max(coef) > 1e-17 * max(1.0, float(np.max(c))):
+        row = row @ W
+        k += 1
+        coef = coef * c / k
+        out += np.sum(w * coef) * row
+    return n * out[: n - 1]
 
 
 def retention_estimate(
