@@ -2,9 +2,13 @@
 
 The numerical library of the book *The Mathematics of Transformers*. Arrays have shape
 ``(n, d)`` for one configuration of ``n`` tokens in dimension ``d`` and ``(B, n, d)``
-for an ensemble. The core (this namespace) and the topic modules
-:mod:`attnlib.clustering`, :mod:`attnlib.gaussian`, :mod:`attnlib.circle` and
-:mod:`attnlib.extremisers` import only numpy and scipy; the sympy derivations live in
+for an ensemble. One engine under thin models: the attention field is computed in
+one place (:mod:`attnlib._kernel`) and time is stepped by one driver
+(:mod:`attnlib._stepping`); :class:`Model`, the ensembles and phase diagrams, the
+energy flows and the measure field are layers over them. The core (this namespace)
+and the topic modules :mod:`attnlib.clustering`, :mod:`attnlib.gaussian`,
+:mod:`attnlib.circle` and :mod:`attnlib.extremisers` import only numpy (scipy and
+tqdm on first use, so that the import is fast); the sympy derivations live in
 :mod:`attnlib.symbolic`, plotting in :mod:`attnlib.viz` and widgets in
 :mod:`attnlib.widgets`, none of which is imported here.
 """
@@ -15,6 +19,7 @@ from .attention import (
     Model,
     SinkhornResult,
     attention_matrix,
+    measure_field,
     sinkhorn,
     velocity,
 )
@@ -62,6 +67,7 @@ __all__ = [
     "glpr_usa_step",
     "gram",
     "log_energy",
+    "measure_field",
     "orthonormal_frame",
     "pair_fraction",
     "project",

@@ -49,8 +49,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy.special import expit, log_expit
-
+from ._lazy import special
 from ._validation import exp_scale, log_max
 
 __all__ = [
@@ -60,6 +59,7 @@ __all__ = [
     "logits",
     "attention_weights",
     "aggregate",
+    "causal_mask",
     "softmax_field",
     "measure_field",
     "symmetric_field",
@@ -214,13 +214,13 @@ def attention_weights(
     n = L.shape[-1] if n is None else n
     if kind == "sigmoid":
         if normalization == "sa":
-            W = log_expit(L)
+            W = special.log_expit(L)
             if keep is not None:
                 W = np.where(keep, W, -np.inf)
             W -= W.max(axis=-1, keepdims=True)
             np.exp(W, out=W)
             return W / W.sum(axis=-1, keepdims=True), None
-        W = expit(L)
+        W = special.expit(L)
         if keep is not None:
             W = np.where(keep, W, 0.0)
         return W / n, None
@@ -243,6 +243,8 @@ def aggregate(
     *,
     dtype: Any = None,
     what: str = "the USA velocity",
+    hint: str = _USA_HINT,
+    tangent: np.ndarray | None = None,
 ) -> np.ndarray:
     r"""The weighted sum :math:`\sum_j W_{ij} (Vy)_j`, times ``exp(log_scale)``.
 
@@ -257,17 +259,23 @@ def aggregate(
         (``ValueError`` otherwise, naming ``what``).
     dtype : numpy dtype, optional
         Dtype of the result (default that of ``W @ VY``).
-    what : str
-        The quantity, for the overflow message.
+    what, hint : str
+        The quantity and the advice, for the overflow message.
+    tangent : ndarray of shape (..., r, k), optional
+        Points at which to project the sum (:func:`project`) *before* the scaling,
+        so that a tangent field that fits the dtype never fails on the size of its
+        normal component.
 
     Returns
     -------
     ndarray, shape (..., r, k)
     """
     F = W @ VY
+    if tangent is not None:
+        project(tangent, F)
     if log_scale is None:
         return F
-    return exp_scale(F, log_scale, what=what, hint=_USA_HINT, dtype=dtype)
+    return exp_scale(F, log_scale, what=what, hint=hint, dtype=dtype)
 
 
 # ---------------------------------------------------------------- the field
@@ -276,7 +284,20 @@ def _values(X: np.ndarray, V: np.ndarray | None) -> np.ndarray:
     return X if V is None else X @ _tr(V)
 
 
-def _causal(rows: slice, n: int) -> np.ndarray:
+def causal_mask(rows: slice, n: int) -> np.ndarray:
+    """Causal mask of the query rows ``rows``: key ``j`` is kept when ``j <= i``.
+
+    Parameters
+    ----------
+    rows : slice
+        Query rows, within ``range(n)``.
+    n : int
+        Number of tokens.
+
+    Returns
+    -------
+    ndarray of bool, shape (r, n)
+    """
     r = np.arange(n)[rows]
     return np.arange(n)[None, :] <= r[:, None]
 
@@ -292,7 +313,7 @@ def _rows(
         L = logits(X[..., rows, :], beta, A, Y=X)
     if bias is not None:
         L = L + (bias(rows, n) if callable(bias) else bias)
-    keep = _causal(rows, n) if mask == "causal" else None
+    keep = causal_mask(rows, n) if mask == "causal" else None
     W, log_scale = attention_weights(L, normalization, kind=kind, keep=keep, n=n)
     return aggregate(W, XV, log_scale, dtype=dtype, what=what)
 
@@ -421,6 +442,8 @@ def measure_field(
     shift: Any = None,
     block: int = 256,
     what: str = "the field",
+    hint: str = _USA_HINT,
+    sphere: bool = False,
 ) -> np.ndarray:
     r"""Field of a measure :math:`\mu = \sum_j w_j\delta_{y_j}` at points (unprojected).
 
@@ -450,8 +473,10 @@ def measure_field(
         maximum (e.g. :math:`\|D\|_2` for unit vectors), to save a pass.
     block : int
         Points per block.
-    what : str
-        Name of the result in overflow messages (USA).
+    what, hint : str
+        Name of the result and advice, in overflow messages (USA).
+    sphere : bool
+        Project at the points (before any scaling) and return the tangent field.
 
     Returns
     -------
@@ -471,6 +496,8 @@ def measure_field(
         W = np.exp(L - m)
         W *= w
         F = W @ VY
+        if sphere:
+            project(points[..., rows, :], F)
         if normalization == "sa":
             F /= W.sum(axis=-1, keepdims=True)
         else:
@@ -478,7 +505,7 @@ def measure_field(
                 F,
                 np.broadcast_to(m, F.shape[:-1] + (1,)),
                 what=what,
-                hint=_USA_HINT,
+                hint=hint,
                 dtype=points.dtype,
             )
         out[..., rows, :] = F
@@ -504,6 +531,11 @@ def symmetric_field(
     symmetric, bounded by one and has unit diagonal. Each tile ``(I, J)`` with
     ``I <= J`` is exponentiated once and used for the rows of ``I`` and of ``J``:
     half the exponentials of a row-wise evaluation, and memory ``O(n * block)``.
+    The shifts are two more columns of the product that forms a tile
+    (:math:`[\beta y_i, -c_i, 1]\cdot[x_j, 1, -c_j]`), so that a tile costs one
+    product with ``k + 2`` columns, one exponential and two weighted sums, and
+    nothing else: the exponential is most of the time (``benchmarks/velocity.py``
+    prints the floor it sets and the time taken, from one run).
 
     Parameters
     ----------
@@ -559,26 +591,38 @@ def symmetric_field(
         return None
     g = np.exp(c - c.max())
     dt = X.dtype
+    k = X.shape[1]
     Z = np.empty((n, XV.shape[1] + 1), dtype=dt)
     Z[:, :-1] = XV * g[:, None]
     Z[:, -1] = g
     acc = np.zeros_like(Z)
-    bY = beta * Y
-    XT = np.ascontiguousarray(X.T)
+    # the shifts ride in the product: [beta y_i, -c_i, 1] . [x_j, 1, -c_j] is the
+    # shifted exponent, so a tile is one product, one exp and two weighted sums
+    left = np.empty((n, k + 2), dtype=dt)
+    left[:, :k] = beta * Y
+    left[:, k] = -c
+    left[:, k + 1] = 1.0
+    right = np.empty((k + 2, n), dtype=dt)
+    right[:k] = X.T
+    right[k] = 1.0
+    right[k + 1] = -c
     starts = list(range(0, n, block))
     tile = np.empty((block, block), dtype=dt)
+    part = np.empty((block, Z.shape[1]), dtype=dt)
     for a, s in enumerate(starts):
         rows = slice(s, min(n, s + block))
+        r = rows.stop - rows.start
         for t in starts[a:]:
             cols = slice(t, min(n, t + block))
-            T = tile[: rows.stop - rows.start, : cols.stop - cols.start]
-            np.matmul(bY[rows], XT[:, cols], out=T)
-            T -= c[rows, None]
-            T -= c[None, cols]
+            m = cols.stop - cols.start
+            T = tile[:r, :m]
+            np.matmul(left[rows], right[:, cols], out=T)
             np.exp(T, out=T)
-            acc[rows] += T @ Z[cols]
+            np.matmul(T, Z[cols], out=part[:r])
+            acc[rows] += part[:r]
             if t != s:
-                acc[cols] += T.T @ Z[rows]
+                np.matmul(T.T, Z[rows], out=part[:m])
+                acc[cols] += part[:m]
     num, den = acc[:, :-1], acc[:, -1:]
     if normalization == "sa":
         return num / den

@@ -13,13 +13,16 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "NORMALIZATIONS",
     "as_states",
+    "as_angles",
     "as_matrix",
     "as_beta",
     "check_int",
     "check_real",
     "check_unit_norm",
     "check_choice",
+    "check_bool",
     "check_rng",
     "log_max",
     "exp_scale",
@@ -28,6 +31,8 @@ __all__ = [
 ]
 
 UNIT_NORM_TOL = 1e-8
+# The two normalisations of the attention weights: divide by the row sum (SA) or by n
+NORMALIZATIONS = ("sa", "usa")
 
 
 def _describe(x: Any) -> str:
@@ -67,11 +72,28 @@ def as_states(
         arr = arr.astype(np.float64)
     if arr.ndim not in ndims:
         shapes = " or ".join(
-            {1: "(d,)", 2: "(n, d)", 3: "(B, n, d)", 4: "(T, B, n, d)"}[k]
+            {1: "(d,)", 2: "(n, d)", 3: "(B, n, d)", 4: "(T, B, n, d)"}.get(k, f"{k}-D")
             for k in ndims
         )
         raise ValueError(f"{name} must have shape {shapes}, got shape {arr.shape}")
     if any(s == 0 for s in arr.shape):
+        raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
+    return arr
+
+
+def as_angles(
+    theta: Any, name: str = "theta", ndims: tuple[int, ...] = (1, 2)
+) -> np.ndarray:
+    """A finite floating array of angles of shape ``(n,)`` or ``(B, n)``."""
+    arr = as_numeric(theta, name, "array of angles")
+    if not np.issubdtype(arr.dtype, np.floating) or arr.dtype == np.float16:
+        arr = arr.astype(np.float64)
+    if arr.ndim not in ndims:
+        want = " or ".join({1: "(n,)", 2: "(B, n)"}[k] for k in ndims)
+        raise ValueError(f"{name} must have shape {want}, got shape {arr.shape}")
+    if arr.size == 0:
         raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
@@ -186,6 +208,13 @@ def check_choice(x: Any, name: str, choices: tuple) -> Any:
     if x not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {x!r}")
     return x
+
+
+def check_bool(x: Any, name: str) -> bool:
+    """Return ``x`` as a bool; anything but ``True``/``False`` is a ``TypeError``."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {_describe(x)}")
+    return bool(x)
 
 
 def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:

@@ -24,15 +24,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _kernel as kern
 from ._validation import (
     as_beta,
+    check_bool,
     as_numeric,
     as_states,
     check_unit_norm,
     exp_scale,
     log_max,
 )
-from .sphere import project
 
 __all__ = ["energy", "log_energy", "energy_gradient"]
 
@@ -142,14 +143,15 @@ def energy_gradient(X: np.ndarray, beta: float | np.ndarray) -> np.ndarray:
     """
     X, b = _prepare(X, beta)
     n = X.shape[-2]
-    G = X @ np.swapaxes(X, -1, -2)
-    # exp(beta * G) = exp(beta) * exp(beta (G - 1)); the prefactor is applied last.
-    W = np.exp(b * (G - 1.0))
-    return exp_scale(
-        project(X, W @ X),
-        np.asarray(b, dtype=np.float64) - 2.0 * np.log(n),
+    # the USA field / n: e^{beta G_ij} = e^beta e^{beta (G_ij - 1)}, scaled last
+    W, log_scale = kern.attention_weights(kern.logits(X, b), "usa", shift=b, n=n * n)
+    return kern.aggregate(
+        W,
+        X,
+        log_scale,
         what="the energy gradient",
         hint="use a smaller beta or float64",
+        tangent=X,
     )
 
 
@@ -224,23 +226,12 @@ def _spectral_shift(D: np.ndarray) -> np.ndarray:
     return np.max(np.abs(np.linalg.eigvalsh(D)), axis=-1)
 
 
-def _gram_D(X, D):
-    """``G_ij = <x_i, D x_j>`` and the rows ``D x_j``."""
-    DX = (
-        X @ np.swapaxes(D, -1, -2).astype(X.dtype)
-        if D.ndim == 2
-        else np.einsum("bkl,bjl->bjk", D.astype(X.dtype), X)
-    )
-    return X @ np.swapaxes(DX, -1, -2), DX
-
-
 def _kernel_D(X, D):
     """Shifted kernel ``exp(<x_i, D x_j> - s)``, shift ``s = ||D||_2``, and ``s``."""
     s = _spectral_shift(D)
-    G, DX = _gram_D(X, D)
-    ss = np.asarray(s, dtype=X.dtype)
-    W = np.exp(G - (ss[..., None, None] if ss.ndim else ss))
-    return W, DX, s
+    L = kern.logits(X, 1.0, D.astype(X.dtype))
+    W, _ = kern.attention_weights(L, "usa", shift=np.asarray(s, dtype=X.dtype))
+    return W, s
 
 
 def energy_D(
@@ -292,18 +283,16 @@ def energy_D(
     [BKKRW] §3 (energy :math:`E_D`).
     """
     X, D, w = _prepare_D(X, D, weights)
-    if not isinstance(log, (bool, np.bool_)):
-        raise TypeError(f"log must be a bool, got {log!r}")
+    log = check_bool(log, "log")
     if log:
         # log-sum-exp with the largest exponent among atoms of positive weight
-        G, _ = _gram_D(X, D)
-        G = G.astype(np.float64)
+        G = kern.logits(X, 1.0, D.astype(X.dtype)).astype(np.float64)
         pos = (w[..., :, None] > 0) & (w[..., None, :] > 0)
         m = np.max(np.where(pos, G, -np.inf), axis=(-1, -2))
         W = np.exp(np.where(pos, G - m[..., None, None], -np.inf))
         out = m + np.log(np.einsum("...i,...ij,...j->...", w, W, w))
     else:
-        W, _, s = _kernel_D(X, D)
+        W, s = _kernel_D(X, D)
         tot = np.einsum("...i,...ij,...j->...", w, W, w).astype(np.float64)
         out = exp_scale(
             tot,
@@ -340,15 +329,19 @@ def energy_D_field(
         :math:`e^{\|D\|_2}`: about 710 in float64, 89 in float32).
     """
     X, D, w = _prepare_D(X, D, weights)
-    W, DX, s = _kernel_D(X, D)
-    F = (W * w[..., None, :]) @ DX
-    s = np.asarray(s, dtype=np.float64)
-    return exp_scale(
-        project(X, F),
-        s.reshape(-1, 1, 1) if X.ndim == 3 else s,
+    s = _spectral_shift(D)
+    return kern.measure_field(
+        X,
+        X,
+        w,
+        1.0,
+        D.astype(X.dtype),
+        D.astype(X.dtype),
+        normalization="usa",
+        shift=s,
         what="the field of E_D",
         hint="use a smaller ||D||_2 or float64",
-        dtype=X.dtype,
+        sphere=True,
     )
 
 

@@ -34,17 +34,22 @@ Figs 1–7); [GLPR] Geshkovski, Letrouit, Polyanskiy, Rigollet, arXiv:2312.10794
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, special
-
+from . import _kernel as kern
+from ._lazy import optimize, special
+from ._special import ive
+from ._stepping import drive
 from ._validation import (
     as_states,
+    check_bool,
     check_choice,
     check_int,
     check_real,
     check_rng,
+    check_unit_norm,
     exp_scale,
     log_max,
 )
@@ -75,7 +80,7 @@ def _energies(log_e, name: str):
     top = float(np.max(log_e))
     if top > log_max(np.float64):
         raise ValueError(
-            f"the energy overflows float64 (log E = {top:.1f} > "
+            f"the energy overflows float64 (log E = {top:.6g} > "
             f"{log_max(np.float64):.1f}); use {name}, its logarithm, which is finite"
         )
     return np.exp(log_e)
@@ -98,7 +103,7 @@ class EnergyFlow:
     ----------
     final : ndarray, shape (n, d) or (B, n, d)
         Configuration after the last step.
-    steps : ndarray of int, shape (T,)
+    step_indices : ndarray of int, shape (T,)
         Step indices at which the energy was recorded (0 = initial state).
     energies : ndarray, shape (T,) or (T, B)
         :math:`E_D` (1/2 omitted) at the recorded steps.
@@ -110,10 +115,14 @@ class EnergyFlow:
         Number of (member, step) trials rejected by the energy test.
     direction, metric, step_control : str
         The options of the run.
+    n_steps : int
+        Number of steps taken.
+    steps : ndarray of int, shape (T,)
+        Deprecated name of ``step_indices``.
     """
 
     final: np.ndarray = field(repr=False)
-    steps: np.ndarray = field(repr=False)
+    step_indices: np.ndarray = field(repr=False)
     energies: np.ndarray = field(repr=False)
     times: np.ndarray = field(repr=False)
     tau: np.ndarray = field(repr=False)
@@ -121,15 +130,17 @@ class EnergyFlow:
     direction: str = "ascent"
     metric: str = "wasserstein"
     step_control: str = "stable"
+    n_steps: int = 0
 
-
-def _kernel(X: np.ndarray, D: np.ndarray, s: np.ndarray):
-    """``W = exp(<x_i, D x_j> - s)`` and ``DX`` for a batch X (B, n, d), D (B, d, d)."""
-    DX = X @ D  # D symmetric: rows are D x_j
-    W = X @ np.swapaxes(DX, -1, -2)
-    W -= s[:, None, None]
-    np.exp(W, out=W)
-    return W, DX
+    @property
+    def steps(self) -> np.ndarray:
+        warnings.warn(
+            "EnergyFlow.steps is deprecated: use .step_indices (and .n_steps for "
+            "their number)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.step_indices
 
 
 def energy_flow(
@@ -221,8 +232,6 @@ def energy_flow(
     [BKKRW] §5 (numerical scheme, Figs 2–4); [GLPR] §3.4 (SA as a gradient flow).
     """
     X = as_states(X0, "X0")
-    from ._validation import check_unit_norm
-
     check_unit_norm(X, "X0")
     single = X.ndim == 2
     if single:
@@ -240,8 +249,8 @@ def energy_flow(
     c = check_real(c, "c", low=0.0, strict_low=True)
     record_every = check_int(record_every, "record_every", low=1)
     max_halvings = check_int(max_halvings, "max_halvings", low=0)
-    if not isinstance(projected, (bool, np.bool_)):
-        raise TypeError(f"projected must be a bool, got {projected!r}")
+    projected = check_bool(projected, "projected")
+    progress = check_bool(progress, "progress")
     sign = 1.0 if direction == "ascent" else -1.0
 
     s = _spectral_shift(D).astype(X.dtype)  # ||D||_2 per member
@@ -262,32 +271,22 @@ def energy_flow(
             "or metric='sa'"
         )
     escale = np.exp(s.astype(np.float64))  # float64 energies
+    n_scale = (escale / n).astype(X.dtype)[:, None, None]  # in range: checked above
 
-    X = X.copy()
-    W, DX = _kernel(X, D, s)
-    E = escale * W.mean(axis=(-1, -2))
-
-    rec_steps, rec_E, rec_t = [0], [E.copy()], [np.zeros(B)]
-    t_acc = np.zeros(B)
-    n_rej = 0
-    tau_used = np.full(B, tau)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=steps, desc="energy flow", leave=False)
+    def kernel(X, D, s):
+        """``W = exp(<x_i, D x_j> - s)`` and the values ``D x_j``."""
+        W, _ = kern.attention_weights(kern.logits(X, 1.0, D), "usa", shift=s)
+        return W, X @ np.swapaxes(D, -1, -2)
 
     def field(X, W, DX):
-        F = W @ DX  # shifted: true field is escale/n * F (Wasserstein)
+        F = kern.aggregate(W, DX)  # shifted: the field is escale / n * F (W.)
         if metric == "sa":
-            F = F / W.sum(axis=-1, keepdims=True)
+            F /= W.sum(axis=-1, keepdims=True)
         else:
-            F = F * (escale / n).astype(X.dtype)[:, None, None]
-        if projected:
-            F = F - np.sum(X * F, axis=-1, keepdims=True) * X
-        return F
+            F *= n_scale
+        return kern.project(X, F) if projected else F
 
-    def advance(X, F, t):
+    def step(X, F, t):
         Y = X + (sign * t).astype(X.dtype)[:, None, None] * F
         nrm = np.linalg.norm(Y, axis=-1, keepdims=True)
         if np.any(nrm == 0) or not np.all(np.isfinite(nrm)):
@@ -297,61 +296,90 @@ def energy_flow(
             )
         return Y / nrm
 
-    for k in range(1, steps + 1):
-        F = field(X, W, DX)
-        record = k % record_every == 0 or k == steps
-        if step_control == "fixed":
-            t = np.full(B, tau)
-            X = advance(X, F, t)
-            W, DX = _kernel(X, D, s)
-            if record:
-                E = escale * W.mean(axis=(-1, -2))
-        else:
-            wmax = escale * W.max(axis=(-1, -2)) if metric == "wasserstein" else 1.0
-            t = np.minimum(tau, c / (wmax * norm))
-            Y = advance(X, F, t)
-            Wy, DXy = _kernel(Y, D, s)
-            Ey = escale * Wy.mean(axis=(-1, -2))
-            bad = np.flatnonzero(sign * (Ey - E) < -1e-13 * np.abs(E))
-            for _ in range(max_halvings):
-                if bad.size == 0:
-                    break
-                n_rej += bad.size
-                t[bad] *= 0.5
-                Yb = advance(X[bad], F[bad], t[bad])
-                Wb, DXb = _kernel(Yb, D[bad], s[bad])
-                Eb = escale[bad] * Wb.mean(axis=(-1, -2))
-                Y[bad], Wy[bad], DXy[bad], Ey[bad] = Yb, Wb, DXb, Eb
-                bad = bad[sign * (Eb - E[bad]) < -1e-13 * np.abs(E[bad])]
-            if bad.size:  # still no decrease: keep those members (step of size 0)
-                n_rej += bad.size
-                t[bad] = 0.0
-                Y[bad], Wy[bad], DXy[bad], Ey[bad] = X[bad], W[bad], DX[bad], E[bad]
-            X, W, DX, E = Y, Wy, DXy, Ey
-        tau_used = t
-        t_acc = t_acc + t
-        if record:
-            rec_steps.append(k)
-            rec_E.append(E.copy())
-            rec_t.append(t_acc.copy())
-        if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
-    energies = np.stack(rec_E)
+    def energies(W, escale):
+        return escale * W.mean(axis=(-1, -2))
+
+    X = X.copy()
+    W, DX = kernel(X, D, s)
+    st = {"X": X, "W": W, "DX": DX, "E": energies(W, escale)}
+    st.update(t_acc=np.zeros(B), tau=np.full(B, tau), n_rej=0)
+
+    def advance(st, _h, m):
+        X, W, DX, E = st["X"], st["W"], st["DX"], st["E"]
+        for _ in range(m):
+            F = field(X, W, DX)
+            if step_control == "fixed":
+                t = np.full(B, tau)
+                X = step(X, F, t)
+                W, DX = kernel(X, D, s)
+                E = None  # evaluated where it is recorded
+            else:
+                wmax = escale * W.max(axis=(-1, -2)) if metric == "wasserstein" else 1.0
+                t = np.minimum(tau, c / (wmax * norm))
+                Y = step(X, F, t)
+                Wy, DXy = kernel(Y, D, s)
+                Ey = energies(Wy, escale)
+                bad = np.flatnonzero(sign * (Ey - E) < -1e-13 * np.abs(E))
+                for _ in range(max_halvings):
+                    if bad.size == 0:
+                        break
+                    st["n_rej"] += bad.size
+                    t[bad] *= 0.5
+                    Yb = step(X[bad], F[bad], t[bad])
+                    Wb, DXb = kernel(Yb, D[bad], s[bad])
+                    Eb = energies(Wb, escale[bad])
+                    Y[bad], Wy[bad], DXy[bad], Ey[bad] = Yb, Wb, DXb, Eb
+                    bad = bad[sign * (Eb - E[bad]) < -1e-13 * np.abs(E[bad])]
+                if bad.size:  # still no decrease: keep those members (step of size 0)
+                    st["n_rej"] += bad.size
+                    t[bad] = 0.0
+                    Y[bad], Wy[bad], DXy[bad], Ey[bad] = X[bad], W[bad], DX[bad], E[bad]
+                X, W, DX, E = Y, Wy, DXy, Ey
+            st["tau"] = t
+            st["t_acc"] = st["t_acc"] + t
+        st.update(X=X, W=W, DX=DX, E=E)
+        return st
+
+    rec_E: list[np.ndarray] = []
+    rec_t: list[np.ndarray] = []
+
+    def observe(_k, st):
+        if st["E"] is None:
+            st["E"] = energies(st["W"], escale)
+        rec_E.append(st["E"].copy())
+        rec_t.append(st["t_acc"].copy())
+
+    # the recorded steps are the output "times" of the driver, in steps of one
+    recorded = np.unique(
+        np.concatenate([np.arange(0, steps + 1, record_every), [steps]])
+    )
+    st, _, _ = drive(
+        advance,
+        st,
+        recorded.astype(np.float64),
+        dt=1.0,
+        observe=observe,
+        max_steps=None,
+        what="energy_flow",
+        progress=progress,
+        desc="energy flow",
+    )
+    X, tau_used = st["X"], st["tau"]
+    energies_ = np.stack(rec_E)
     times = np.stack(rec_t)
     if single:
-        X, energies, times, tau_used = X[0], energies[:, 0], times[:, 0], tau_used[0]
+        X, energies_, times, tau_used = X[0], energies_[:, 0], times[:, 0], tau_used[0]
     return EnergyFlow(
         final=X,
-        steps=np.asarray(rec_steps),
-        energies=energies,
+        step_indices=recorded,
+        energies=energies_,
         times=times,
         tau=np.asarray(tau_used),
-        n_rejected=int(n_rej),
+        n_rejected=int(st["n_rej"]),
         direction=direction,
         metric=metric,
         step_control=step_control,
+        n_steps=steps,
     )
 
 
@@ -491,8 +519,6 @@ def density_mirror_descent(
     if points is None:
         _, points = circle_grid(m)
     points = as_states(points, "points", ndims=(2,))
-    from ._validation import check_unit_norm
-
     check_unit_norm(points, "points")
     mm, d = points.shape
     D = as_interaction(D, d)
@@ -502,7 +528,8 @@ def density_mirror_descent(
     w = _weights(w0, mm, None, np.float64).copy()
     sgn = -1.0 if direction == "descent" else 1.0
     s = float(_spectral_shift(D))
-    Ks = np.exp(points @ D @ points.T - s)  # shifted kernel: E = e^s w^T Ks w
+    # shifted kernel e^{<y_k, D y_l> - s}: E = e^s w^T Ks w
+    Ks, _ = kern.attention_weights(kern.logits(points, 1.0, D), "usa", shift=s)
     q = np.empty(steps + 1)  # shifted energies w^T Ks w (> 0)
     q[0] = w @ Ks @ w
     eta_k = eta
@@ -572,11 +599,11 @@ def _ebeta_and_grad(y: np.ndarray, n: int, d: int, beta: float):
     Y = y.reshape(n, d)
     r = np.linalg.norm(Y, axis=1, keepdims=True)
     X = Y / r
-    W = np.exp(beta * (X @ X.T - 1.0))
+    # W = e^{beta (<x_i, x_j> - 1)}: the USA weights of the kernel, shifted by beta
+    W, _ = kern.attention_weights(kern.logits(X, beta), "usa", shift=beta)
     f = W.sum() / (n * n)  # = 2 beta e^{-beta} E_beta
-    gx = 2.0 * beta * (W @ X) / (n * n)
-    gy = (gx - np.sum(gx * X, axis=1, keepdims=True) * X) / r
-    return f, gy.ravel()
+    gx = kern.aggregate(W, X, tangent=X) * (2.0 * beta / (n * n))
+    return f, (gx / r).ravel()
 
 
 def minimise_configuration(
@@ -705,8 +732,7 @@ def platonic_energy(name: str, beta: float, *, log: bool = False) -> float:
     """
     check_choice(name, "name", tuple(_PLATONIC_GRAM))
     beta = check_real(beta, "beta", low=0.0, strict_low=True)
-    if not isinstance(log, (bool, np.bool_)):
-        raise TypeError(f"log must be a bool, got {log!r}")
+    log = check_bool(log, "log")
     n, dist = _PLATONIC_GRAM[name]
     t = np.array([t for t, _ in dist])
     m = np.array([m for _, m in dist], dtype=np.float64)
@@ -773,8 +799,7 @@ def gegenbauer_coefficients(
     kmax = check_int(kmax, "kmax", low=0)
     check_choice(method, "method", ("bessel", "quadrature"))
     nodes = check_int(nodes, "nodes", low=1)
-    if not isinstance(scaled, (bool, np.bool_)):
-        raise TypeError(f"scaled must be a bool, got {scaled!r}")
+    scaled = check_bool(scaled, "scaled")
     a = _gegenbauer_scaled(beta, d, kmax, method, nodes)  # e^{-beta} a_k
     if scaled:
         return a
@@ -794,11 +819,11 @@ def _gegenbauer_scaled(
     nu = (d - 2) / 2.0
     if method == "bessel":
         if d == 2:
-            a = 2.0 * special.ive(k, beta)
+            a = 2.0 * ive(k, beta)
             a[0] /= 2.0
             return a
         pref = special.gamma(nu) * (2.0 / beta) ** nu
-        return pref * (k + nu) * special.ive(k + nu, beta)
+        return pref * (k + nu) * ive(k + nu, beta)
     if d == 2:
         t, wq = special.roots_chebyt(nodes)
         C = special.eval_chebyt(k[:, None], t[None, :])
@@ -839,15 +864,17 @@ def uniform_energy(beta: float, d: int, *, log: bool = False) -> float:
     """
     beta = check_real(beta, "beta", low=0.0, strict_low=True)
     d = check_int(d, "d", low=2)
-    if not isinstance(log, (bool, np.bool_)):
-        raise TypeError(f"log must be a bool, got {log!r}")
+    log = check_bool(log, "log")
     nu = d / 2.0 - 1.0
-    log_e = (
-        special.gammaln(d / 2.0)
-        + nu * np.log(2.0 / beta)
-        + np.log(special.ive(nu, beta))
-        + beta
-    )
+    scaled = float(ive(nu, beta))
+    if scaled > 1e-280:
+        log_e = (
+            special.gammaln(d / 2.0) + nu * np.log(2.0 / beta) + np.log(scaled) + beta
+        )
+    else:
+        # e^-beta I_nu(beta) underflows (high dimension, small beta): the same
+        # number is the limit function 0F1(; d/2; beta^2/4) of the series of I_nu
+        log_e = float(np.log(special.hyp0f1(d / 2.0, beta * beta / 4.0)))
     if log:
         return float(log_e)
     return float(_energies(log_e, "uniform_energy(..., log=True)"))

@@ -51,6 +51,8 @@ import numpy as np
 
 from ._validation import (
     as_matrix,
+    as_numeric,
+    check_bool,
     as_states,
     check_int,
     check_real,
@@ -58,7 +60,7 @@ from ._validation import (
     check_steps,
 )
 from .attention import Model
-from .integrate import MAX_STEPS, output_times, planned_steps
+from ._stepping import MAX_STEPS, drive, output_times, planned_steps, rk_step
 
 __all__ = [
     "AffineField",
@@ -431,6 +433,7 @@ def integrate_gaussian(
     rel_step = check_real(rel_step, "rel_step", low=0.0, strict_low=True)
     max_trace = check_real(max_trace, "max_trace", low=0.0, strict_low=True)
     max_steps = check_int(max_steps, "max_steps", low=1)
+    progress = check_bool(progress, "progress")
     check_steps(  # steps are at most dt: a lower bound, checked before the first
         planned_steps(times, dt),
         max_steps,
@@ -447,51 +450,59 @@ def integrate_gaussian(
     def f(a, Lf):
         return _factor_rhs(kernel, heads, a, Lf)
 
-    means, covs = [], []
-    t = 0.0
-    n_steps = 0
-    blow = False
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
+    # the state (alpha, L) packed in one vector, for the shared RK4 stages
+    def unpack(y):
+        return y[:d], y[d:].reshape(d, d)
 
-        bar = tqdm(total=times.size, desc="gaussian", leave=False)
-    for tk in times:
-        while t < tk and not blow:
-            k1a, k1L = f(alpha, L)
-            scale = np.sqrt(np.sum(alpha**2) + np.sum(L**2)) + 1e-300
-            rate = np.sqrt(np.sum(k1a**2) + np.sum(k1L**2)) / scale
-            h = min(dt, tk - t, rel_step / rate if rate > 0 else np.inf)
-            if tk - t - h < 1e-12 * max(1.0, tk):
-                h = tk - t
-            if t + h == t:  # growth too fast for float64 time: blow-up at t
-                blow = True
-                break
-            check_steps(
-                n_steps + 1,
-                max_steps,
-                what=f"integrate_gaussian (up to t = {tk:g})",
-                hint="increase dt or max_steps",
-            )
-            k2a, k2L = f(alpha + 0.5 * h * k1a, L + 0.5 * h * k1L)
-            k3a, k3L = f(alpha + 0.5 * h * k2a, L + 0.5 * h * k2L)
-            k4a, k4L = f(alpha + h * k3a, L + h * k3L)
-            alpha = alpha + (h / 6.0) * (k1a + 2 * k2a + 2 * k3a + k4a)
-            L = L + (h / 6.0) * (k1L + 2 * k2L + 2 * k3L + k4L)
-            t = tk if h == tk - t else t + h
-            n_steps += 1
-            tr = float(np.sum(L**2))
-            if not np.isfinite(tr) or tr > max_trace or not np.all(np.isfinite(alpha)):
-                blow = True
-        if blow:
-            break
+    def f_packed(y):
+        da, dL = f(*unpack(y))
+        return np.concatenate([da, dL.ravel()])
+
+    means, covs = [], []
+    st = {"t": 0.0, "blow": False}
+
+    def advance(y, t, tk):
+        k1 = f_packed(y)
+        (alpha, L), (k1a, k1L) = unpack(y), unpack(k1)
+        scale = np.sqrt(np.sum(alpha**2) + np.sum(L**2)) + 1e-300
+        rate = np.sqrt(np.sum(k1a**2) + np.sum(k1L**2)) / scale
+        h = min(dt, tk - t, rel_step / rate if rate > 0 else np.inf)
+        if tk - t - h < 1e-12 * max(1.0, tk):
+            h = tk - t
+        if t + h == t:  # growth too fast for float64 time: blow-up at t
+            st["blow"] = True
+            return y, t, True
+        y = rk_step(f_packed, y, h, "rk4", k1=k1)
+        t = tk if h == tk - t else t + h
+        st["t"] = t
+        alpha, L = unpack(y)
+        tr = float(np.sum(L**2))
+        if not np.isfinite(tr) or tr > max_trace or not np.all(np.isfinite(alpha)):
+            st["blow"] = True
+        return y, t, st["blow"]
+
+    def observe(_k, y):
+        alpha, L = unpack(y)
         S = L @ L.T
         means.append(alpha.copy())
         covs.append(0.5 * (S + S.T))
-        if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
+
+    y, n_steps, _ = drive(
+        advance,
+        np.concatenate([alpha, L.ravel()]),
+        times,
+        dt=dt,
+        adaptive=True,
+        observe=observe,
+        max_steps=max_steps,
+        what="integrate_gaussian",
+        steps_hint="increase dt or max_steps",
+        progress=progress,
+        desc="gaussian",
+    )
+    alpha, L = unpack(y)
+    alpha, L = alpha.copy(), L.copy()
+    t, blow = st["t"], st["blow"]
     S = L @ L.T
     S = 0.5 * (S + S.T)
     t_blow = np.inf
@@ -548,7 +559,8 @@ def riccati_covariance(model: Model, Sigma0: Any, times: Any) -> np.ndarray:
                     \Sigma_0^{1/2}\big)^{-1}\Sigma_0^{1/2},
 
     (the second form also for singular :math:`\Sigma_0`), valid for
-    :math:`t < t^*` (:func:`blowup_time`); ``nan`` from :math:`t^*` on.
+    :math:`t < t^*` (:func:`blowup_time`); a time from :math:`t^*` on is a
+    ``ValueError`` (the covariance is infinite there).
 
     Parameters
     ----------
@@ -576,16 +588,19 @@ def riccati_covariance(model: Model, Sigma0: Any, times: Any) -> np.ndarray:
     Sigma0 = _as_cov(Sigma0, None, "Sigma0")
     d = Sigma0.shape[0]
     Ssym = _riccati_S(model, d)
-    t = np.asarray(times, dtype=np.float64)
+    t = as_numeric(times, "times").astype(np.float64)
     if t.ndim != 1 or not np.all(np.isfinite(t)) or np.any(t < 0):
         raise ValueError("times must be a 1-D array of finite values >= 0")
     R = _psd_sqrt(Sigma0)
     P = R @ Ssym @ R
     lam = _top_eigenvalue(P)
+    if np.any(t * lam >= 1.0):
+        raise ValueError(
+            f"times must be before the blow-up time t* = {1.0 / lam:.6g} (the "
+            f"covariance is infinite from t* on), got t = {float(np.max(t)):g}"
+        )
     out = R @ np.linalg.inv(np.eye(d) - t[:, None, None] * P) @ R
-    out = 0.5 * (out + np.swapaxes(out, -1, -2))
-    out[t * lam >= 1.0] = np.nan
-    return out
+    return 0.5 * (out + np.swapaxes(out, -1, -2))
 
 
 def blowup_time(model: Model, Sigma0: Any) -> float:
@@ -752,18 +767,40 @@ def mardia_kurtosis(X: Any) -> np.ndarray:
     X = as_states(X, "X", ndims=(2, 3, 4))
     m, C = empirical_moments(X)
     Y = X - m[..., None, :]
+    w = np.linalg.eigvalsh(C)
+    if np.any(w[..., 0] <= 1e-12 * np.maximum(w[..., -1], np.finfo(float).tiny)):
+        raise ValueError(
+            "the empirical covariance of X is singular (the points lie in a proper "
+            "affine subspace, or n <= d): Mardia's kurtosis is undefined"
+        )
     Z = np.linalg.solve(C, np.swapaxes(Y, -1, -2))
     q = np.sum(np.swapaxes(Y, -1, -2) * Z, axis=-2)
     return np.mean(q**2, axis=-1)
 
 
 def _as_covs(Sigma: Any) -> np.ndarray:
-    S = np.asarray(Sigma, dtype=np.float64)
-    if S.ndim < 2 or S.shape[-1] != S.shape[-2]:
+    """Covariance matrices ``(..., d, d)``: symmetric, PSD, with a positive trace."""
+    S = as_numeric(Sigma, "Sigma", "matrix").astype(np.float64)
+    if S.ndim < 2 or S.shape[-1] != S.shape[-2] or S.size == 0:
         raise ValueError(f"Sigma must have shape (..., d, d), got shape {S.shape}")
     if not np.all(np.isfinite(S)):
         raise ValueError("Sigma must contain only finite values (found NaN or inf)")
-    return 0.5 * (S + np.swapaxes(S, -1, -2))
+    scale = np.maximum(1.0, np.max(np.abs(S), axis=(-1, -2)))
+    asym = np.max(np.abs(S - np.swapaxes(S, -1, -2)), axis=(-1, -2))
+    if np.any(asym > _SYM_TOL * scale):
+        raise ValueError(
+            f"Sigma must be symmetric, got max |S - S^T| = {float(np.max(asym)):.3g}"
+        )
+    S = 0.5 * (S + np.swapaxes(S, -1, -2))
+    lam = np.linalg.eigvalsh(S)
+    if np.any(lam[..., 0] < -_SYM_TOL * scale):
+        raise ValueError(
+            "Sigma must be positive semi-definite, got smallest eigenvalue "
+            f"{float(np.min(lam[..., 0])):.3g}"
+        )
+    if np.any(lam[..., -1] <= 0):
+        raise ValueError("Sigma must be non-zero (a covariance with positive trace)")
+    return S
 
 
 def effective_rank(Sigma: Any) -> np.ndarray:

@@ -17,17 +17,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from . import _kernel as kern
+from ._stepping import (
+    MAX_STEPS,
+    METHODS,
+    check_observables,
+    output_times,
+    planned_steps,
+    run_explicit,
+)
 from ._validation import (
     as_states,
+    check_bool,
     check_choice,
     check_int,
     check_real,
-    check_steps,
     check_unit_norm,
 )
 
@@ -42,10 +50,6 @@ __all__ = [
     "run_explicit",
     "MAX_STEPS",
 ]
-
-METHODS = ("euler", "heun", "rk4")
-# Default cap on the number of steps of every time-stepping loop of the library.
-MAX_STEPS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -106,139 +110,6 @@ def glpr_usa_step(beta: float) -> float:
             "sqrt(beta) underflows float64 (beta must be below about 740)"
         )
     return eta
-
-
-def _retract_rows(Y: np.ndarray) -> np.ndarray:
-    Y /= np.linalg.norm(Y, axis=-1, keepdims=True)
-    return Y
-
-
-def _rk_step(f, X, h, method):
-    if method == "euler":
-        return X + h * f(X)
-    if method == "heun":
-        k1 = f(X)
-        k2 = f(X + h * k1)
-        return X + (0.5 * h) * (k1 + k2)
-    k1 = f(X)
-    k2 = f(X + (0.5 * h) * k1)
-    k3 = f(X + (0.5 * h) * k2)
-    k4 = f(X + h * k3)
-    return X + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-
-
-def output_times(times: Any = None, t_final: float | None = None) -> np.ndarray:
-    """Validated output times: exactly one of ``times`` (non-decreasing, ``>= 0``)
-    or ``t_final`` (meaning ``[0, t_final]``)."""
-    if (times is None) == (t_final is None):
-        raise ValueError("give exactly one of times and t_final")
-    if times is None:
-        times = np.array([0.0, check_real(t_final, "t_final", low=0.0)])
-    times = np.asarray(times, dtype=np.float64)
-    if times.ndim != 1 or times.size == 0:
-        raise ValueError(
-            f"times must be a non-empty 1-D array, got shape {times.shape}"
-        )
-    if not np.all(np.isfinite(times)) or times[0] < 0 or np.any(np.diff(times) < 0):
-        raise ValueError("times must be finite, >= 0 and non-decreasing")
-    return times
-
-
-def check_observables(
-    observables: Mapping[str, Callable[[np.ndarray], Any]] | None,
-) -> dict[str, Callable[[np.ndarray], Any]]:
-    """A dict of observables, each checked to be callable."""
-    obs = dict(observables or {})
-    for name, fn in obs.items():
-        if not callable(fn):
-            raise TypeError(
-                f"observable {name!r} must be callable, got {type(fn).__name__}"
-            )
-    return obs
-
-
-def planned_steps(times: np.ndarray, dt: float) -> float:
-    """Number of steps of at most ``dt`` that hit every output time of ``times``.
-
-    Returned as a float (it may be astronomically large, e.g. ``1e23``), so that a
-    driver can compare it with its ``max_steps`` before taking any step.
-
-    Examples
-    --------
-    >>> planned_steps(np.array([0.0, 1.0, 1.5]), 0.3)
-    6.0
-    """
-    spans = np.diff(np.concatenate([[0.0], times]))
-    spans = spans[spans > 0]
-    return float(np.sum(np.ceil(spans / dt - 1e-9)))
-
-
-def run_explicit(
-    f: Callable[[np.ndarray], np.ndarray],
-    X: np.ndarray,
-    times: np.ndarray,
-    *,
-    dt: float,
-    method: str,
-    observables: dict[str, Callable[[np.ndarray], Any]],
-    save_states: bool,
-    after_step: Callable[[np.ndarray], np.ndarray] | None = None,
-    progress: bool = False,
-    hint: str = "reduce dt",
-    max_steps: int = MAX_STEPS,
-    what: str = "simulate",
-    steps_hint: str = "increase dt or max_steps",
-) -> tuple[np.ndarray | None, MappingProxyType, np.ndarray, int]:
-    r"""Explicit Runge–Kutta driver shared by the integrators of the library.
-
-    Steps of at most ``dt`` (shortened to hit every output time), each followed by
-    ``after_step`` (a retraction, or the reduction of angles modulo :math:`2\pi`).
-    Inputs are assumed validated. Before the first step the number of steps is
-    compared with ``max_steps`` (:func:`attnlib._validation.check_steps`, raising a
-    ``ValueError`` at once, with ``steps_hint``). Returns
-    ``(states, observables, final, n_steps)``.
-    """
-    check_steps(
-        planned_steps(times, dt),
-        max_steps,
-        what=f"{what} (dt = {dt:.3g}, up to t = {times[-1]:g})",
-        hint=steps_hint,
-    )
-    states = np.empty((times.size,) + X.shape, dtype=X.dtype) if save_states else None
-    recorded: dict[str, list] = {k: [] for k in observables}
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=times.size, desc="simulate", leave=False)
-    t = 0.0
-    n_steps = 0
-    for k, tk in enumerate(times):
-        span = tk - t
-        if span > 0:
-            m = int(np.ceil(span / dt - 1e-9))
-            h = float(span / m)
-            for _ in range(m):
-                X = _rk_step(f, X, h, method)
-                if after_step is not None:
-                    X = after_step(X)
-            n_steps += m
-            if not np.all(np.isfinite(X)):
-                raise FloatingPointError(
-                    f"the solution became non-finite before t={tk:g}; {hint} "
-                    f"(dt = {dt:g})"
-                )
-            t = tk
-        if save_states:
-            states[k] = X
-        for name, fn in observables.items():
-            recorded[name].append(np.asarray(fn(X)))
-        if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
-    out = MappingProxyType({k: np.stack(v) for k, v in recorded.items()})
-    return states, out, X, n_steps
 
 
 def simulate(
@@ -319,18 +190,23 @@ def simulate(
             "model must be an attnlib.Model or a callable v(X), "
             f"got {type(model).__name__}"
         )
-    if not isinstance(sphere, (bool, np.bool_)):
-        raise TypeError(f"sphere must be a bool, got {sphere!r}")
-    X = as_states(X0, "X0")
+    sphere = check_bool(sphere, "sphere")
+    if hasattr(model, "check_states"):
+        # X0 against the model (dimension, unit rows, beta shape), without a field
+        X = model.check_states(X0, "X0")
+    else:
+        X = as_states(X0, "X0")
+        if hasattr(model, "velocity"):
+            model.velocity(X)  # a model of another kind checks its input there
     if sphere:
         check_unit_norm(X, "X0")
-    if hasattr(model, "velocity"):
-        model.velocity(X)  # validates X0 against the model (dimension, beta shape)
     X = X.copy()
     times = output_times(times, t_final)
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
     check_choice(method, "method", METHODS)
     check_choice(step_rule, "step_rule", (None, "glpr"))
+    save_states = check_bool(save_states, "save_states")
+    progress = check_bool(progress, "progress")
     max_steps = check_int(max_steps, "max_steps", low=1)
     steps_hint = "increase dt or max_steps"
     if step_rule == "glpr":
@@ -353,7 +229,7 @@ def simulate(
         method=method,
         observables=obs,
         save_states=save_states,
-        after_step=_retract_rows if sphere else None,
+        after_step=kern.retract if sphere else None,
         progress=progress,
         hint="reduce dt or use step_rule='glpr'",
         max_steps=max_steps,

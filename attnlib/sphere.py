@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_int, check_rng
+from ._validation import as_numeric, as_states, check_int, check_rng
 
 __all__ = ["project", "retract", "sample_sphere", "orthonormal_frame"]
 
@@ -31,8 +31,8 @@ def project(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     >>> project(np.array([[0.0, 0.0, 1.0]]), np.array([[1.0, 2.0, 3.0]]))
     array([[1., 2., 0.]])
     """
-    x = np.asarray(x)
-    y = np.asarray(y)
+    x = as_states(x, "x", ndims=tuple(range(1, 33)))
+    y = as_states(y, "y", ndims=tuple(range(1, 33)))
     if x.shape != y.shape:
         raise ValueError(
             f"x and y must have the same shape, got {x.shape} and {y.shape}"
@@ -46,7 +46,7 @@ def retract(y: np.ndarray) -> np.ndarray:
     This is what layer normalisation does ([GLPR] §2). Raises ``ValueError`` on a
     zero row, which has no direction.
     """
-    y = np.asarray(y)
+    y = as_numeric(y, "y")
     norms = np.linalg.norm(y, axis=-1, keepdims=True)
     if np.any(norms == 0) or not np.all(np.isfinite(norms)):
         raise ValueError("y has a zero or non-finite row, which cannot be normalised")
@@ -85,6 +85,12 @@ def sample_sphere(
     n = check_int(n, "n", low=1)
     d = check_int(d, "d", low=1)
     rng = check_rng(rng)
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be a real floating dtype, got {dtype!r}") from None
+    if dt.kind != "f":
+        raise TypeError(f"dtype must be a real floating dtype, got {dt}")
     shape = (n, d) if batch is None else (check_int(batch, "batch", low=1), n, d)
     g = rng.standard_normal(shape)
     return retract(g).astype(dtype, copy=False)

@@ -26,7 +26,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "attnlib.symbolic needs sympy: pip install 'attnlib[symbolic]' (or sympy)"
     ) from exc
 
-from ._validation import check_int
+from ._validation import NORMALIZATIONS, check_choice, check_int
 
 __all__ = [
     "NormRate",
@@ -239,8 +239,7 @@ def two_particle_angle(normalization: str = "sa") -> TwoParticleAngle:
     >>> r.theta_rate
     -exp(\beta*cos(\theta))*sin(\theta)
     """
-    if normalization not in ("sa", "usa"):
-        raise ValueError(f"normalization must be 'sa' or 'usa', got {normalization!r}")
+    check_choice(normalization, "normalization", NORMALIZATIONS)
     beta = sp.Symbol(r"\beta", positive=True)
     th = sp.Symbol(r"\theta", positive=True)
     x = [sp.Matrix([1, 0]), sp.Matrix([sp.cos(th), sp.sin(th)])]

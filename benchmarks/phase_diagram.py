@@ -13,28 +13,26 @@ benchmarks/out/.
     python benchmarks/phase_diagram.py --samples 128          # scaled run
     python benchmarks/phase_diagram.py --dask-workers 2       # on a Dask LocalCluster
     python benchmarks/phase_diagram.py --scheduler tcp://host:8786   # existing cluster
+    python benchmarks/phase_diagram.py --samples 128 --before /tmp/before --workers 1
 
-Where the time goes (one worker, profiled with cProfile and by timing each operation
-of the step on a quiet machine): for d > n the systems are integrated in the
-n-dimensional span of their tokens, so a system-step is two batched 32 x 33 x 32
+With ``--before PATH`` the fast method of the ``attnlib`` of another checkout (e.g.
+``git worktree add /tmp/before main``) and of this one are also run alternately in
+this process, ``--rounds`` times on one core, and the best time per system-step of
+each and their ratio are printed: a comparison measured in one run.
+
+What a system-step costs: for d > n the systems are integrated in the n-dimensional
+span of their tokens (``attnlib.ensemble``), so a step is two batched 32 x 33 x 32
 matrix products (the Gram matrix, and the weights times the tokens with a column of
-ones that gives the row sums), n^2 = 1024 exponentials, a transposed copy and five
-passes over the 1056 numbers of the state. Per system-step that is 1024
-exponentials and 2 x 2 x 32 x 33 x 32 = 135 168 flops. Measured here (AMD EPYC with
-AVX-512, numpy 2.4 with OpenBLAS, one thread): exp at 0.8 ns per float64 element and
-the batched products at about 51 GFLOP/s, so the floor is 0.8 + 2.7 = 3.5 us per
-system-step and core: 48 s for the 27.6 million system-steps on two cores. The
-kernel takes 6.7 us (products 2.8 us, exp 0.9 us, the transposed copy 0.4 us, the
-elementwise passes 2.2 us: each pass over rows of 33 numbers costs an inner-loop
-call per row, and Python's per-call overhead adds the rest). What brings the run
-below the floor is doing fewer system-steps: a system whose pairs are all within
-delta is retired (exact, by the lemma in ``attnlib.clustering._pair_fractions``),
-which leaves 13.3 of the 27.6 million system-steps. Measured on this machine: 51 s
-(float64, the default), 31 s with ``--float32``, 142 s for the previous method
-(extrapolated from 64 samples per beta in the same run), 55 s on a Dask
-LocalCluster of two processes. Exponentiating only one triangle of the symmetric
-kernel (gather, exp, scatter) cost 4.9 us per system against 0.8 us for the full
-exp, so the kernel does not do it.
+ones that gives the row sums), n^2 = 1024 exponentials, a transposed copy and a few
+passes over the 1056 numbers of the state (``attnlib._kernel.euler_identity_steps``):
+1024 exponentials and 2 x 2 x 32 x 33 x 32 = 135 168 flops. The floor printed is
+those exponentials and flops at the rates of ``numpy.exp`` and of the batched
+products measured in the same run, on one core. What brings the run below the floor
+is doing fewer system-steps: a system whose pairs are all within delta is retired
+(exact, by the lemma in ``attnlib.ensemble``); the output gives how many of the
+system-steps were integrated. The measured times are the output of a run, on the
+machine it runs on (with the load average before and after, since the machine may be
+shared); they are not copied here.
 """
 
 from __future__ import annotations
@@ -54,7 +52,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 from scipy.optimize import brentq  # noqa: E402
 
-from timing import best_time  # noqa: E402
+from timing import best_time, load_checkout  # noqa: E402
 
 FULL_SAMPLES, FULL_BETAS = 1024, 90
 
@@ -90,6 +88,41 @@ def run(executor: Executor | None, d: int, **kw):
     return pd, time.perf_counter() - t0
 
 
+def compare(args: argparse.Namespace, common: dict) -> dict:
+    """Fast method of this checkout and of ``args.before``, alternately, one core."""
+    import attnlib
+
+    libs = {"this checkout": attnlib, "before": load_checkout(args.before)}
+    kw = dict(
+        samples=args.samples,
+        dtype=np.float32 if args.float32 else np.float64,
+        progress=False,
+        **common,
+    )
+    best = {name: np.inf for name in libs}
+    steps = {}
+    for _ in range(args.rounds):
+        for name, lib in libs.items():
+            t0 = time.perf_counter()
+            pd = lib.clustering.phase_diagram(args.d, **kw)
+            best[name] = min(best[name], time.perf_counter() - t0)
+            steps[name] = pd.system_steps
+    print(
+        f"one core, best of {args.rounds} alternated runs of the fast method "
+        f"(load average {os.getloadavg()[0]:.2f} now):"
+    )
+    for name in libs:
+        print(
+            f"  {name}: {best[name]:.1f} s, {1e6 * best[name] / steps[name]:.2f} us "
+            f"per integrated system-step ({steps[name]:,})"
+        )
+    ratio = (best["this checkout"] / steps["this checkout"]) / (
+        best["before"] / steps["before"]
+    )
+    print(f"  time per system-step, this checkout / before: {ratio:.3f}")
+    return {"ratio": ratio, **best}
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--d", type=int, default=128)
@@ -114,6 +147,8 @@ def main(argv=None) -> dict:
     dask.add_argument(
         "--dask-workers", type=int, help="start a Dask LocalCluster of N processes"
     )
+    ap.add_argument("--before", help="another checkout to compare with (one core)")
+    ap.add_argument("--rounds", type=int, default=2, help="alternations with --before")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
     args = ap.parse_args(argv)
 
@@ -221,6 +256,8 @@ def main(argv=None) -> dict:
         f"50% level at t={args.t_final:g}: beta = {level:.3f}; "
         f"Gamma crosses t={args.t_final:g} at beta = {beta_star:.3f}"
     )
+    if args.before:
+        result["before"] = compare(args, common)
 
     args.out.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(6, 4.5), dpi=110)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -26,3 +30,22 @@ def peak_bytes(fn: Callable[[], object]) -> int:
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return peak
+
+
+def load_checkout(path: str, name: str = "attnlib_before") -> ModuleType:
+    """The ``attnlib`` of another checkout, imported in this process as ``name``.
+
+    For comparisons measured in one run: both libraries are timed alternately in
+    the same process, so that they see the same machine (a shared machine's load
+    changes from minute to minute).
+    """
+    root = Path(path).resolve() / "attnlib"
+    spec = importlib.util.spec_from_file_location(
+        name, root / "__init__.py", submodule_search_locations=[str(root)]
+    )
+    if spec is None or spec.loader is None:
+        raise ImportError(f"no attnlib package under {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -199,7 +199,7 @@ def test_mean_field_growth_rate_matches_linearisation(normalization):
         normalization=normalization,
         grid_size=64,
     )
-    amp = np.abs(np.fft.rfft(sol.densities, axis=1)[:, k])
+    amp = np.abs(np.fft.rfft(sol.states, axis=1)[:, k])
     assert abs(np.log(amp[1] / amp[0]) / T - lam) < 1e-5 * lam
 
 
@@ -267,21 +267,19 @@ def test_mean_field_mass_and_particles(normalization):
     # deterministic quantiles: W1 = O(1/n)
     errs = []
     for n in (1000, 10000):
-        tr = simulate_angles(
-            model, sample_density(sol.densities[0], n), times=T, dt=0.02
-        )
-        errs.append(circle_wasserstein(tr.final, sol.densities[-1]))
+        tr = simulate_angles(model, sample_density(sol.states[0], n), times=T, dt=0.02)
+        errs.append(circle_wasserstein(tr.final, sol.states[-1]))
     assert errs[1] < 2e-4 and errs[0] / errs[1] > 5
     # ... and their histogram equals the cell averages of the density
     h, _ = np.histogram(tr.final, bins=32, range=(0, TWO_PI), density=True)
-    cells = sol.densities[-1].reshape(32, -1).mean(axis=1)
+    cells = sol.states[-1].reshape(32, -1).mean(axis=1)
     assert np.max(np.abs(h - cells)) < 0.02 * np.max(cells)
     # i.i.d. samples: W1 to the density decreases like n^{-1/2} (amplified in time)
     w1 = []
     for n in (2000, 20000):
-        th0 = sample_density(sol.densities[0], n, rng=11)
+        th0 = sample_density(sol.states[0], n, rng=11)
         tr = simulate_angles(model, th0, times=T, dt=0.02)
-        w1.append(circle_wasserstein(tr.final, sol.densities[-1]))
+        w1.append(circle_wasserstein(tr.final, sol.states[-1]))
     assert w1[1] < 0.03 and w1[1] < w1[0] / 2
 
 

@@ -25,7 +25,7 @@ from attnlib.gaussian import (
     sample_gaussian,
 )
 
-# MATH.md section 7 reference configuration.
+# The blow-up example of the Gaussian chapter (closed form of [CACP] Section 4).
 S0_REF = np.array([[1.0, 0.3], [0.3, 0.6]])
 Q_REF = np.array([[1.0, 0.2], [0.0, 0.8]])
 K_REF = np.array([[0.9, 0.0], [0.1, 1.1]])
@@ -156,7 +156,8 @@ def test_closed_form_matches_integration_and_symbolic_derivative():
 
 
 def test_reference_blowup_time():
-    """MATH.md section 7: t* = 0.6057 with the 1/sqrt(d_k) scaling (beta = 1/sqrt 2)."""
+    """[CACP] Section 4 closed form: t* = 0.6057 with the 1/sqrt(d_k) scaling
+    (beta = 1/sqrt 2), t* = 1 / lambda_max(Sigma0^1/2 (A + A^T) Sigma0^1/2)."""
     m = Model(beta=1 / np.sqrt(2), Q=Q_REF, K=K_REF, sphere=False)
     assert abs(blowup_time(m, S0_REF) - 0.6057) < 1e-3
     tr = integrate_gaussian(m, np.zeros(2), S0_REF, t_final=2.0)
@@ -174,12 +175,13 @@ def test_reference_blowup_time():
     )
 
 
-def test_blowup_stretches_to_a_line_and_closed_form_nan_after():
+def test_blowup_stretches_to_a_line_and_closed_form_refuses_after():
     m = Model(Q=Q_REF, K=K_REF, sphere=False)
     t_star = blowup_time(m, S0_REF)
-    S = riccati_covariance(m, S0_REF, [t_star * (1 - 1e-6), t_star * 1.01])
+    S = riccati_covariance(m, S0_REF, [t_star * (1 - 1e-6)])
     assert effective_rank(S[0]) < 1.0001
-    assert np.all(np.isnan(S[1]))
+    with pytest.raises(ValueError, match="before the blow-up time"):
+        riccati_covariance(m, S0_REF, [t_star * (1 - 1e-6), t_star * 1.01])
 
 
 def test_regimes_collapse_and_decay():

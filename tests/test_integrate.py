@@ -166,7 +166,8 @@ def test_energy_gradient_matches_finite_differences(rng):
 
 @pytest.mark.parametrize("normalization", ["sa", "usa"])
 def test_equiangular_ode_matches_particles(normalization):
-    # orthonormal initial data, d = n = 32, beta = 1 (MATH.md §4 and §7)
+    # orthonormal initial data, d = n = 32, beta = 1: the equiangular reduction of
+    # [GLPR] Thm 6.8
     X0 = al.orthonormal_frame(32, 32, rng=3)
     times = np.array([0.0, 1.0, 2.0, 3.0])
     traj = simulate(

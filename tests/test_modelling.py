@@ -16,6 +16,7 @@ from attnlib import (
     Model,
     energy,
     energy_gradient,
+    measure_field,
     retract,
     sample_sphere,
     simulate,
@@ -32,13 +33,9 @@ from attnlib.viz.modelling import (
 )
 
 
-def meanfield_field(points, atoms, weights, beta):
-    """The SA field X[mu] of mu = sum_j w_j delta_{y_j} at arbitrary points (as in
-    the chapter)."""
-    L = beta * points @ atoms.T
-    W = weights[None, :] * np.exp(L - L.max(axis=1, keepdims=True))
-    Y = (W @ atoms) / W.sum(axis=1, keepdims=True)
-    return Y - np.sum(Y * points, axis=1, keepdims=True) * points
+# the SA field X[mu] of mu = sum_j w_j delta_{y_j} at arbitrary points, as the
+# chapter uses it
+meanfield_field = measure_field
 
 
 # --------------------------------------------------------------------- sympy (1)

@@ -18,6 +18,7 @@ from scipy.special import logsumexp
 import attnlib as al
 import attnlib.attention as att
 from attnlib import Model, sample_sphere
+from attnlib import angles
 from attnlib import circle as cir
 from attnlib import clustering, extremisers, gaussian
 from attnlib._validation import TooManyStepsError, exp_scale, log_max
@@ -473,17 +474,17 @@ def test_circle_rounding_bound_is_not_exceeded():
                 2 * np.pi * np.arange(n) / n + 1e-9 * rng.standard_normal(n),
             )
             for th in configs:
-                S = cir._fourier_sums(th, K)
+                S = angles._fourier_sums(th, K)
                 rows = rng.choice(n, 40, replace=False)
-                num = cir._mode_sums(th[rows], b * np.conj(S)).imag
-                den = cir._mode_sums(th[rows], a * np.conj(S)).real
+                num = angles._mode_sums(th[rows], b * np.conj(S)).imag
+                den = angles._mode_sums(th[rows], a * np.conj(S)).real
                 t = th.astype(np.longdouble)
                 d = t[rows, None] - t[None, :]
                 W = np.exp(beta * (np.cos(d) - 1))
                 en = np.max(np.abs(num - (W * np.sin(d)).sum(1).astype(float)))
                 ed = np.max(np.abs(den - W.sum(1).astype(float)))
-                assert en <= cir._rounding_bound(b, n) / 20
-                assert ed <= cir._rounding_bound(a, n) / 20
+                assert en <= angles._rounding_bound(b, n) / 20
+                assert ed <= angles._rounding_bound(a, n) / 20
 
 
 # ---------------------------------------------------------------- packaging

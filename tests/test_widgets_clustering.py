@@ -9,6 +9,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from attnlib import sample_sphere  # noqa: E402
+
+from .helpers import jshtml_frames  # noqa: E402
 from attnlib.clustering import (  # noqa: E402
     InnerProductHistogram,
     phase_diagram,
@@ -90,10 +92,10 @@ def test_static_figures_and_animations(diagrams, hist_runs):
     assert len(fig.axes) == 3  # two panels and a colour bar
     plt.close(fig)
     anim = animate_phase_diagrams(list(diagrams.values()))
-    assert "<script" in anim.to_jshtml()
+    assert jshtml_frames(anim.to_jshtml()) == len(diagrams)  # one per diagram
     edges, runs = hist_runs
     anim = animate_inner_product_histograms(edges, runs[1.0][1], runs[1.0][0])
-    assert "<script" in anim.to_jshtml()
+    assert jshtml_frames(anim.to_jshtml()) == len(runs[1.0][0])  # one per time
     t = np.array([1.0, 10.0, 100.0])
     fig = plot_metastability(
         {

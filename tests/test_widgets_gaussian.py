@@ -24,6 +24,8 @@ from attnlib.widgets.gaussian import (  # noqa: E402
     preset_model,
 )
 
+from .helpers import jshtml_frames  # noqa: E402
+
 
 def _points(ax):
     return np.vstack([c.get_offsets() for c in ax.collections])
@@ -88,7 +90,7 @@ def test_animation_and_disc():
         preset_model("decay to a point (Q = -I)"), ALPHA0, SIGMA0, n=30, frames=4
     )
     anim = cloud_animation(sc)
-    assert "<script" in anim.to_jshtml()
+    assert jshtml_frames(anim.to_jshtml()) == len(sc.times) == 4
     ax = plot_disc({"x": [sc.covariances]})
     xy = ax.get_lines()[2].get_xydata()
     assert np.all(np.hypot(xy[:, 0], xy[:, 1]) <= 1.0 + 1e-12)

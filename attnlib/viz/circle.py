@@ -160,7 +160,7 @@ def draw_density(
     g = np.append(sol.grid, TWO_PI)
     ax.plot(
         g,
-        np.append(sol.densities[k], sol.densities[k][0]),
+        np.append(sol.states[k], sol.states[k][0]),
         color="C0",
         lw=2,
         label="mean field",
@@ -196,7 +196,7 @@ def density_animation(
 ) -> FuncAnimation:
     """One frame per output time of the mean-field density (and particle histograms)."""
     fig, ax = plt.subplots(figsize=(5, 3.6), dpi=70)
-    top = 1.1 * float(np.max(sol.densities))
+    top = 1.1 * float(np.max(sol.states))
 
     def frame(k):
         draw_density(ax, sol, k, None if particles is None else particles[k])

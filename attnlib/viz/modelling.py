@@ -118,7 +118,7 @@ def variant_trajectory(
     to ``0.2 * exp(-c)`` (:func:`usa_clock`) for stability.
     """
     model = variant_model(name, beta, Q=Q, K=K)
-    model.velocity(X0)  # validates X0 (unit rows, dimension)
+    model.check_states(X0, "X0")  # unit rows, dimension: without a field evaluation
     if name == "USA" and not usa_clock_rescaled:
         dt = min(dt, 0.2 * float(np.exp(-usa_clock(beta, Q, K))))
     field = variant_field(name, beta, Q=Q, K=K, usa_clock_rescaled=usa_clock_rescaled)

@@ -164,7 +164,7 @@ class CircleDensity:
                 normalization="sa",
                 grid_size=self.grid_size,
             )
-            th0 = sample_density(sol.densities[0], self.n_particles, rng=self.seed)
+            th0 = sample_density(sol.states[0], self.n_particles, rng=self.seed)
             tr = simulate_angles(
                 CircleModel(beta=b, normalization="sa"), th0, times=self.times, dt=0.05
             )
@@ -176,7 +176,7 @@ class CircleDensity:
         k = int(np.argmin(np.abs(self.times - float(self.time.value))))
         ax = self.fig.axes[0]
         draw_density(ax, sol, k, parts[k])
-        ax.set_ylim(0, 1.1 * float(np.max(sol.densities)))
+        ax.set_ylim(0, 1.1 * float(np.max(sol.states)))
         ax.set_title(
             f"SA mean field, beta = {self.beta.value:g}, t = {self.times[k]:.3g}",
             fontsize=10,

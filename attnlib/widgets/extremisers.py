@@ -6,6 +6,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
+from IPython.display import display
 
 from ..extremisers import energy_flow
 from ..metrics import cluster_count
@@ -121,8 +122,6 @@ def extremiser_widget(
         box.result = res
         out.clear_output(wait=True)
         with out:
-            from IPython.display import display
-
             display(fig)
 
     for w in controls.values():

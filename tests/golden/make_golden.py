@@ -12,8 +12,10 @@ kernels of numpy round differently, and the comparison is ``rtol=1e-13``). A cas
 ``"close"`` when the order of operations changed (a fused step, a reassociated sum):
 its arrays must agree to ``1e-13`` relative to the largest entry of each array.
 
-The file is written once, from the code before a refactoring, and never regenerated
-to make a failing comparison pass.
+The file is written from the code before the restructuring of the library (commit
+43eda3b), never from the code under test: to add or change a case, run this script
+with that commit's ``attnlib`` first on the path (``PYTHONPATH=<its checkout>``) and
+check that every other array is unchanged.
 """
 
 from __future__ import annotations
@@ -28,19 +30,26 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE / "golden.npz"
 
-# name -> (function returning {field: array}, mode)
-CASES: dict[str, tuple[Callable[[], dict[str, np.ndarray]], str]] = {}
+# name -> (function returning {field: array}, mode, fields compared as "close")
+CASES: dict[str, tuple[Callable[[], dict[str, np.ndarray]], str, tuple[str, ...]]] = {}
 
 
-def case(mode: str = "exact"):
+def case(mode: str = "exact", close: tuple[str, ...] = ()):
+    """Register a case; ``close`` lists prefixes of fields compared as ``"close"``."""
     if mode not in ("exact", "close"):
         raise ValueError(mode)
 
     def register(fn):
-        CASES[fn.__name__] = (fn, mode)
+        CASES[fn.__name__] = (fn, mode, close)
         return fn
 
     return register
+
+
+def mode_of(name: str, key: str) -> str:
+    """How the field ``key`` of case ``name`` is compared."""
+    _, mode, close = CASES[name]
+    return "close" if any(key.startswith(p) for p in close) else mode
 
 
 def signature() -> str:
@@ -112,7 +121,8 @@ def simulate_usa_glpr():
     return out
 
 
-@case()
+# logits from A = Q^T K, (X A) X^T, instead of (X Q^T)(K X^T): rounding only
+@case("close")
 def simulate_qkv():
     from attnlib import Model, sample_sphere, simulate
 
@@ -148,7 +158,7 @@ def simulate_psd_tiled():
     return out
 
 
-@case()
+@case("close")  # A = Q^T K as in simulate_qkv
 def simulate_multihead():
     from attnlib import Model, sample_sphere, simulate
 
@@ -161,7 +171,7 @@ def simulate_multihead():
     return out
 
 
-@case()
+@case(close=("sinkhorn_qk", "rd_softmax"))  # A = Q^T K as in simulate_qkv
 def simulate_variants():
     from attnlib import Model, sample_sphere, simulate
 
@@ -190,7 +200,7 @@ def simulate_variants():
     return out
 
 
-@case()
+@case(close=("qkv",))  # A = Q^T K as in simulate_qkv
 def simulate_ensemble_members():
     """simulate on (B, n, d) with one beta per member."""
     from attnlib import Model, sample_sphere, simulate
@@ -208,7 +218,7 @@ def simulate_ensemble_members():
     return out
 
 
-@case()
+@case(close=("qk_usa",))  # A = Q^T K as in simulate_qkv
 def velocity_large_beta():
     """Shifted exponents: USA at large beta, tiled and dense."""
     from attnlib import Model, sample_sphere
@@ -226,7 +236,9 @@ def velocity_large_beta():
 
 
 # ------------------------------------------------------------ simulate_ensemble
-@case()
+# the fused identity step (scaled rows, one product for the row sums) replaces the
+# plain Euler step: rounding only
+@case("close")
 def ensemble_identity():
     from attnlib import sample_sphere
     from attnlib.clustering import (
@@ -275,7 +287,9 @@ def ensemble_identity():
     return out
 
 
-@case()
+# the kernel's field: SA normalises the weights before the product, and the projection
+# and retraction are those of the kernel: rounding only
+@case("close")
 def ensemble_qkv():
     from attnlib import sample_sphere
     from attnlib.clustering import PairFraction, random_qkv, simulate_ensemble
@@ -290,9 +304,12 @@ def ensemble_qkv():
             ("qk_only", dict(Q=Q, K=K)),
             ("v_only", dict(V=V[1])),
         ):
+            # USA at half the betas: at beta = 3, 4 with random V a perturbation of
+            # 1e-16 of X0 moves the final states by 1e-13 to 2e-11 (ill-conditioned)
             r = simulate_ensemble(
                 X0,
-                beta=np.array([0.5, 1.0, 2.0, 3.0, 4.0]),
+                beta=np.array([0.5, 1.0, 2.0, 3.0, 4.0])
+                * (1.0 if norm == "sa" else 0.5),
                 times=[0.0, 1.0, 2.0],
                 dt=0.1,
                 normalization=norm,
@@ -363,7 +380,8 @@ def phase_diagram_reference():
 
 
 # ---------------------------------------------------------------------- energies
-@case()
+# the kernel's logits (X D) X^T and the order of scaling and projection: rounding
+@case(close=("field", "gradient", "energy_D"))
 def energies():
     from attnlib import (
         energy,
@@ -402,7 +420,7 @@ def energies():
     }
 
 
-@case()
+@case("close")  # the kernel's logits (X D) X^T: rounding only
 def energy_flows():
     from attnlib import sample_sphere
     from attnlib.extremisers import energy_flow
@@ -431,7 +449,10 @@ def energy_flows():
     for name, (X, D, kw) in runs.items():
         r = energy_flow(X, D, **kw)
         out[f"{name}_final"] = r.final
-        out[f"{name}_steps"] = r.steps
+        # .steps before the results shared the names .step_indices and .n_steps
+        out[f"{name}_steps"] = getattr(r, "step_indices", None)
+        if out[f"{name}_steps"] is None:
+            out[f"{name}_steps"] = r.steps
         out[f"{name}_energies"] = r.energies
         out[f"{name}_times"] = r.times
         out[f"{name}_tau"] = r.tau
@@ -559,7 +580,10 @@ def mean_field_runs():
             normalization=norm,
             grid_size=64,
         )
-        out[f"{norm}_densities"] = sol.densities
+        # .densities before the results shared the name .states
+        out[f"{norm}_densities"] = getattr(sol, "states", None)
+        if out[f"{norm}_densities"] is None:
+            out[f"{norm}_densities"] = sol.densities
         out[f"{norm}_mass"] = sol.mass
         out[f"{norm}_resolution"] = sol.resolution
         out[f"{norm}_steps"] = np.array(sol.n_steps)
@@ -591,7 +615,7 @@ def sinkhorn_runs():
 
 
 def compute(name: str) -> dict[str, np.ndarray]:
-    fn, _ = CASES[name]
+    fn = CASES[name][0]
     return {k: np.asarray(v) for k, v in fn().items()}
 
 

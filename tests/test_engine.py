@@ -1,0 +1,578 @@
+"""The library as one engine: old import paths, validation once, layering, imports,
+and the inputs that used to give silent NaN or unclear errors."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import attnlib as al
+from attnlib import Model, sample_sphere, simulate
+from attnlib import _kernel as kern
+from attnlib.clustering import (
+    PairFraction,
+    phase_diagram,
+    random_qkv,
+    simulate_ensemble,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Every name of the __all__ of each module before the library was split (commit
+# 43eda3b): each must still resolve from its old module.
+OLD_ALL = {
+    "attnlib": [
+        "KERNELS",
+        "METHODS",
+        "NORMALIZATIONS",
+        "Model",
+        "SinkhornResult",
+        "TooManyStepsError",
+        "Trajectory",
+        "all_within",
+        "attention_matrix",
+        "cluster_count",
+        "cluster_labels",
+        "circle",
+        "clustering",
+        "energy",
+        "energy_D",
+        "energy_D_field",
+        "energy_D_gradient",
+        "energy_gradient",
+        "extremisers",
+        "gaussian",
+        "equiangular_gamma",
+        "equiangular_rhs",
+        "equiangular_time_to",
+        "glpr_usa_step",
+        "gram",
+        "log_energy",
+        "orthonormal_frame",
+        "pair_fraction",
+        "project",
+        "retract",
+        "sample_sphere",
+        "simulate",
+        "sinkhorn",
+        "velocity",
+    ],  # noqa: E501
+    "attnlib.attention": [
+        "Model",
+        "SinkhornResult",
+        "attention_matrix",
+        "velocity",
+        "sinkhorn",
+        "KERNELS",
+        "NORMALIZATIONS",
+    ],  # noqa: E501
+    "attnlib.clustering": [
+        "EnsembleResult",
+        "simulate_ensemble",
+        "PairFraction",
+        "ClusterCount",
+        "InnerProductHistogram",
+        "Energy",
+        "cluster_count_from_gram",
+        "QKV_KINDS",
+        "VALUE_KINDS",
+        "random_qkv",
+        "phase_transition_curve",
+        "PhaseDiagram",
+        "phase_diagram",
+        "wendel_probability",
+        "HemisphereEstimate",
+        "hemisphere_probability_mc",
+        "in_hemisphere",
+        "sweep",
+    ],  # noqa: E501
+    "attnlib.circle": [
+        "to_angles",
+        "from_angles",
+        "bessel_modes",
+        "kernel_coefficients",
+        "angle_velocity",
+        "CircleModel",
+        "Kuramoto",
+        "order_parameter",
+        "torus_energy",
+        "lorentzian_frequencies",
+        "kuramoto_r",
+        "simulate_angles",
+        "AngleTrajectory",
+        "growth_rates",
+        "dominant_mode",
+        "spaced_state_eigenvalues",
+        "angle_clusters",
+        "Clusters",
+        "mean_field",
+        "DensityTrajectory",
+        "sample_density",
+        "circle_wasserstein",
+    ],  # noqa: E501
+    "attnlib.integrate": [
+        "simulate",
+        "Trajectory",
+        "glpr_usa_step",
+        "METHODS",
+        "output_times",
+        "check_observables",
+        "planned_steps",
+        "run_explicit",
+        "MAX_STEPS",
+    ],  # noqa: E501
+    "attnlib.energy": [
+        "energy",
+        "log_energy",
+        "energy_gradient",
+        "as_interaction",
+        "energy_D",
+        "energy_D_field",
+        "energy_D_gradient",
+    ],  # noqa: E501
+    "attnlib.extremisers": [
+        "EnergyFlow",
+        "energy_flow",
+        "DensityResult",
+        "circle_grid",
+        "density_mirror_descent",
+        "Configuration",
+        "minimise_configuration",
+        "platonic_points",
+        "platonic_energy",
+        "gegenbauer_coefficients",
+        "uniform_energy",
+        "four_particle_ratio",
+    ],  # noqa: E501
+    "attnlib.gaussian": [
+        "AffineField",
+        "GaussianTrajectory",
+        "gaussian_field",
+        "gaussian_rhs",
+        "integrate_gaussian",
+        "riccati_covariance",
+        "blowup_time",
+        "sample_gaussian",
+        "empirical_moments",
+        "moment_observables",
+        "fit_affine",
+        "mardia_kurtosis",
+        "effective_rank",
+        "condition_number",
+        "numerical_rank",
+        "disc_coordinates",
+        "GAUSSIAN_KERNELS",
+    ],  # noqa: E501
+    "attnlib.metrics": [
+        "gram",
+        "pair_fraction",
+        "all_within",
+        "cluster_labels",
+        "cluster_count",
+    ],  # noqa: E501
+    "attnlib.sphere": ["project", "retract", "sample_sphere", "orthonormal_frame"],
+    "attnlib.equiangular": [
+        "equiangular_rhs",
+        "equiangular_gamma",
+        "equiangular_time_to",
+    ],  # noqa: E501
+}
+DEPRECATED = {("attnlib.circle", "AngleTrajectory")}
+
+
+@pytest.mark.parametrize("module", sorted(OLD_ALL))
+def test_every_old_name_resolves_from_its_old_module(module):
+    mod = importlib.import_module(module)
+    for name in OLD_ALL[module]:
+        if (module, name) in DEPRECATED:
+            with pytest.warns(DeprecationWarning, match=name):
+                assert getattr(mod, name) is al.Trajectory
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert getattr(mod, name) is not None, f"{module}.{name}"
+    ns: dict = {}
+    with warnings.catch_warnings():  # star import keeps every old name
+        warnings.simplefilter("ignore", DeprecationWarning)
+        exec(f"from {module} import *", ns)
+    assert set(OLD_ALL[module]) <= set(ns)
+
+
+def test_the_moved_names_are_the_same_objects():
+    from attnlib import clustering, ensemble, metrics, phase, sweep, wendel
+
+    assert clustering.simulate_ensemble is ensemble.simulate_ensemble
+    assert clustering.PairFraction is metrics.PairFraction
+    assert clustering.phase_diagram is phase.phase_diagram
+    assert clustering.sweep is sweep.sweep
+    assert clustering.wendel_probability is wendel.wendel_probability
+    from attnlib import angles, circle, kuramoto, meanfield
+
+    assert circle.angle_velocity is angles.angle_velocity
+    assert circle.Kuramoto is kuramoto.Kuramoto
+    assert circle.mean_field is meanfield.mean_field
+    assert circle.angle_clusters is metrics.angle_clusters
+
+
+# --------------------------------------------------------------- result names
+def test_results_share_their_names_and_keep_deprecated_aliases():
+    from attnlib.circle import CircleModel, mean_field, simulate_angles
+    from attnlib.extremisers import energy_flow
+
+    tr = simulate_angles(CircleModel(beta=1.0), np.array([0.0, 1.0]), t_final=1.0)
+    assert isinstance(tr, al.Trajectory) and tr.method == "rk4"
+    sol = mean_field(
+        lambda t: np.full_like(t, 1 / (2 * np.pi)), 1.0, times=[0, 0.1], grid_size=32
+    )
+    assert sol.states.shape == (2, 32) and np.array_equal(sol.final, sol.states[-1])
+    with pytest.warns(DeprecationWarning, match="use .states"):
+        assert sol.densities is sol.states
+    r = energy_flow(sample_sphere(5, 2, rng=0), np.eye(2), steps=6, record_every=4)
+    assert r.step_indices.tolist() == [0, 4, 6] and r.n_steps == 6
+    with pytest.warns(DeprecationWarning, match="step_indices"):
+        assert r.steps is r.step_indices
+
+
+# ------------------------------------------------------------- validate once
+def test_one_eigvalsh_per_model_and_none_per_step(monkeypatch):
+    calls = []
+    eigvalsh = np.linalg.eigvalsh
+
+    def counted(a, *args, **kw):
+        calls.append(np.shape(a))
+        return eigvalsh(a, *args, **kw)
+
+    monkeypatch.setattr(np.linalg, "eigvalsh", counted)
+    Q = np.array([[1.0, 0.2, 0.0], [0.0, 0.9, 0.1], [0.0, 0.0, 1.1]])
+    m = Model(beta=2.0, Q=Q, K=Q)  # Q^T K symmetric PSD: the tiled path
+    assert len(calls) == 1
+    tr = simulate(m, sample_sphere(16, 3, rng=0), t_final=1.0, dt=0.01, method="rk4")
+    assert tr.n_steps == 100
+    assert len(calls) == 1  # 400 field evaluations, no further test
+    Model(beta=1.0)  # the identity needs none
+    assert len(calls) == 1
+
+
+def test_rhs_validates_nothing_and_simulate_checks_X0_without_the_field(monkeypatch):
+    import attnlib.attention as att
+
+    checks, fields = [], []
+    unit = att.check_unit_norm
+    monkeypatch.setattr(
+        att, "check_unit_norm", lambda *a, **k: (checks.append(1), unit(*a, **k))
+    )
+    field = Model._field
+    monkeypatch.setattr(
+        Model, "_field", lambda self, X, b: (fields.append(1), field(self, X, b))[1]
+    )
+    m = Model(beta=1.0)
+    X0 = sample_sphere(8, 3, rng=1)
+    simulate(m, X0, times=[0.0])
+    assert fields == [] and len(checks) == 1
+    simulate(m, X0, t_final=1.0, dt=0.1, method="rk4")
+    assert len(fields) == 40 and len(checks) == 2  # one check per call
+    with pytest.raises(ValueError, match="token dimension"):
+        simulate(Model(Q=np.eye(4)), X0, t_final=1.0)
+    with pytest.raises(ValueError, match="ensemble"):
+        simulate(Model(beta=[1.0, 2.0]), X0, t_final=1.0)
+    assert len(fields) == 40
+
+
+# ---------------------------------------------------------------- engine
+def test_simulate_ensemble_fast_path_is_simulate_euler(rng):
+    X0 = sample_sphere(6, 9, rng=rng, batch=3)
+    beta = np.array([0.0, 1.5, 4.0])
+    for norm in ("sa", "usa"):
+        r = simulate_ensemble(
+            X0, beta=beta, times=[0.0, 0.7, 1.0], dt=0.1, normalization=norm
+        )
+        assert r.reduced and r.n_steps == 10
+        tr = simulate(
+            Model(beta=beta, normalization=norm),
+            X0,
+            times=[0.0, 0.7, 1.0],
+            dt=0.1,
+            method="euler",
+        )
+        np.testing.assert_allclose(r.final, tr.final, rtol=0, atol=1e-13)
+
+
+def test_ensemble_observables_chunked_like_unchunked(rng):
+    X0 = sample_sphere(5, 3, rng=rng, batch=7)
+    Q, K, V = random_qkv(3, rng=1, batch=7, value="random")
+    kw = dict(
+        beta=1.0,
+        times=[0.0, 1.0, 2.0],
+        observables={"p": PairFraction(0.1)},
+        Q=Q,
+        K=K,
+        V=V,
+    )
+    a = simulate_ensemble(X0, chunk=3, **kw)
+    b = simulate_ensemble(X0, chunk=100, **kw)
+    np.testing.assert_array_equal(a.observables["p"], b.observables["p"])
+    np.testing.assert_array_equal(a.final, b.final)
+
+
+def test_phase_diagram_seed_contract_and_method_choice():
+    kw = dict(betas=[0.5, 2.0, 4.0], samples=3, t_final=3.0, progress=False, seed=7)
+    base = phase_diagram(6, betas_per_task=1, **kw)
+    for per in (2, 3):
+        other = phase_diagram(6, betas_per_task=per, **kw)
+        np.testing.assert_array_equal(other.probability, base.probability)
+    ref = phase_diagram(6, method="reference", **kw)
+    np.testing.assert_allclose(ref.probability, base.probability, atol=1e-12)
+    assert base.method == "fast" and ref.method == "reference"
+    q = phase_diagram(6, qkv="ginibre/identity", **kw)
+    assert q.method == "reference"
+    with pytest.warns(UserWarning, match="method='reference'"):
+        phase_diagram(6, qkv="ginibre/identity", method="fast", **kw)
+
+
+def test_phase_task_is_a_frozen_dataclass():
+    import dataclasses
+
+    from attnlib.phase import PhaseTask
+
+    t = PhaseTask(
+        betas=(1.0,),
+        d=3,
+        n=4,
+        samples=2,
+        times=np.array([0.0, 1.0]),
+        dt=0.1,
+        delta=1e-3,
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        t.d = 4  # type: ignore[misc]
+
+
+# ---------------------------------------------------------------- layering
+# Each module imports only modules of a strictly lower layer: the numerical core at
+# the bottom, the facades (circle, clustering) and the package above it, plotting
+# and widgets on top.
+LAYERS = {
+    **dict.fromkeys(["_validation", "_lazy"], 0),
+    **dict.fromkeys(["_progress", "_special", "_kernel", "_sinkhorn"], 1),
+    **dict.fromkeys(["sphere", "metrics", "kuramoto", "symbolic"], 1),
+    **dict.fromkeys(["_stepping", "sweep", "attention", "energy", "wendel"], 2),
+    **dict.fromkeys(["equiangular", "integrate", "ensemble", "extremisers"], 3),
+    **dict.fromkeys(["angles", "gaussian", "phase"], 4),
+    **dict.fromkeys(["meanfield"], 5),
+    **dict.fromkeys(["circle", "clustering"], 6),
+    **dict.fromkeys(["__init__"], 7),
+    **dict.fromkeys(["viz"], 8),
+    **dict.fromkeys(["widgets"], 9),
+}
+
+
+def _node(path: Path) -> str:
+    rel = path.relative_to(ROOT / "attnlib")
+    return rel.parts[0] if len(rel.parts) > 1 else path.stem
+
+
+def _deps(path: Path) -> set[str]:
+    """The modules of attnlib that ``path`` imports (at any depth in the file)."""
+    node = _node(path)
+    sub = node in ("viz", "widgets")
+    out = set()
+    for n in ast.walk(ast.parse(path.read_text())):
+        if isinstance(n, ast.Import):
+            out.update(
+                a.name.split(".")[1] for a in n.names if a.name.startswith("attnlib.")
+            )
+            continue
+        if not isinstance(n, ast.ImportFrom):
+            continue
+        if n.level == 0:
+            if not (n.module or "").startswith("attnlib"):
+                continue
+            parts = n.module.split(".")
+            names = [parts[1]] if len(parts) > 1 else [a.name for a in n.names]
+        elif n.level == 1 and sub:
+            continue  # a sibling inside viz/ or widgets/
+        elif n.module:
+            names = [n.module.split(".")[0]]
+        else:
+            names = [a.name for a in n.names]
+        # a name of the package itself (not a module) is an import of __init__
+        out.update(m if m in LAYERS else "__init__" for m in names)
+    out.discard(node)
+    return out
+
+
+def test_imports_are_layered_and_acyclic():
+    for path in sorted((ROOT / "attnlib").rglob("*.py")):
+        node = _node(path)
+        assert node in LAYERS, f"{node} has no layer"
+        for dep in _deps(path):
+            assert LAYERS[dep] < LAYERS[node], (
+                f"{path.relative_to(ROOT)} imports {dep} (layer {LAYERS[dep]}) from "
+                f"layer {LAYERS[node]}"
+            )
+    # strictly decreasing layers along every import: no cycle is possible
+
+
+def test_import_attnlib_is_light():
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import attnlib"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
+    mods = {
+        line.split("|")[-1].strip()
+        for line in r.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "attnlib" in mods and "numpy" in mods
+    for heavy in (
+        "scipy.integrate",
+        "scipy.special",
+        "scipy.sparse",
+        "scipy.optimize",
+        "matplotlib",
+        "sympy",
+        "ipywidgets",
+        "tqdm",
+        "IPython",
+    ):
+        assert heavy not in mods, f"import attnlib imports {heavy}"
+
+
+# ------------------------------------- inputs that gave NaN or unclear errors
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (
+            lambda: al.project(np.array([[np.nan, 0, 1.0]]), np.ones((1, 3))),
+            ValueError,
+            "x must contain only finite",
+        ),
+        (lambda: al.equiangular_rhs(np.nan, beta=1.0, n=4), ValueError, "gamma"),
+        (lambda: al.extremisers.uniform_energy(1e300, 3), ValueError, "log=True"),
+        (
+            lambda: al.gaussian.disc_coordinates(np.zeros((2, 2))),
+            ValueError,
+            "non-zero",
+        ),
+        (
+            lambda: al.gaussian.disc_coordinates(np.diag([1.0, -1.0])),
+            ValueError,
+            "positive semi-definite",
+        ),
+        (
+            lambda: al.gaussian.effective_rank(np.diag([1.0, -1.0])),
+            ValueError,
+            "positive semi-definite",
+        ),
+        (
+            lambda: al.gaussian.riccati_covariance(
+                Model(sphere=False), np.eye(2), [0.0, 0.6]
+            ),
+            ValueError,
+            "blow-up time t\\* = 0.5",
+        ),
+        (
+            lambda: al.gaussian.riccati_covariance(
+                Model(sphere=False), np.diag([1.0, 0.0]), [0.5]
+            ),
+            ValueError,
+            "blow-up",
+        ),
+        (lambda: sample_sphere(3, 2, rng=0, dtype=int), TypeError, "floating"),
+        (lambda: al.sinkhorn(np.zeros((0, 0))), ValueError, "non-empty"),
+        (lambda: al.gaussian.mardia_kurtosis(np.zeros((5, 2))), ValueError, "singular"),
+        (
+            lambda: simulate(
+                Model(), sample_sphere(3, 3, rng=0), t_final=0.1, save_states=1
+            ),
+            TypeError,
+            "save_states must be a bool",
+        ),
+        (
+            lambda: simulate_ensemble(
+                sample_sphere(3, 3, rng=0, batch=2),
+                beta=1.0,
+                times=[0, 0.1],
+                reduce="yes",
+            ),
+            TypeError,
+            "reduce must be a bool",
+        ),
+        (
+            lambda: simulate_ensemble(
+                sample_sphere(3, 3, rng=0, batch=2),
+                beta=1.0,
+                times=[0, 0.1],
+                progress=None,
+            ),
+            TypeError,
+            "progress must be a bool",
+        ),
+    ],
+)
+def test_bad_input_is_a_clear_error(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_former_silent_nans_are_finite_values():
+    from attnlib.circle import CircleModel, angle_velocity, kernel_coefficients
+    from attnlib.extremisers import gegenbauer_coefficients, uniform_energy
+
+    a, b = kernel_coefficients(1e300, 3)
+    assert np.all(np.isfinite(a)) and np.all(np.isfinite(b))
+    np.testing.assert_allclose(a[1] * np.sqrt(2 * np.pi * 1e300), 2.0, rtol=1e-14)
+    assert np.isfinite(uniform_energy(1e300, 3, log=True))
+    assert np.all(np.isfinite(gegenbauer_coefficients(1e12, 3, 4, scaled=True)))
+    # the uniform energy in high dimension is 0F1(; d/2; beta^2/4), not 0
+    d, beta = 1000, 1.0
+    series = sum(
+        (beta**2 / 4) ** k
+        / (np.prod(d / 2 + np.arange(k)) * np.prod(np.arange(1, k + 1)))
+        for k in range(12)
+    )
+    assert uniform_energy(beta, d) == pytest.approx(series, rel=1e-14)
+    assert uniform_energy(1.0, 3) == pytest.approx(np.sinh(1.0), rel=1e-14)
+    np.testing.assert_array_equal(al.equiangular_gamma([0.0], beta=1.0, n=4), [0.0])
+    th = [0.0, 1.0, 2.5]
+    np.testing.assert_allclose(CircleModel(beta=1.0)(th), angle_velocity(th, 1.0))
+
+
+def test_model_block_given_as_a_float_integer():
+    X = sample_sphere(300, 3, rng=0)
+    m = Model(block=64.0)
+    assert m.block == 64 and isinstance(m.block, int)
+    np.testing.assert_allclose(m.velocity(X), Model().velocity(X), atol=1e-15)
+
+
+@pytest.mark.parametrize("scale", [1e2, 1e5])
+def test_sinkhorn_of_huge_logits_converges(scale):
+    L = scale * np.random.default_rng(0).standard_normal((2, 7, 7))
+    r = al.sinkhorn(L)
+    assert r.converged and r.error <= 1e-12
+    np.testing.assert_allclose(r.matrix.sum(axis=-1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(r.matrix.sum(axis=-2), 1.0, atol=1e-12)
+    # the plan is the transport plan of the logits: a permutation, in the limit
+    assert r.n_iter <= 1000
+
+
+def test_kernel_projects_before_the_usa_scaling():
+    # identical tokens: a zero tangent field at a factor e^1e12 is zero, not overflow
+    X = np.tile([1.0, 0.0, 0.0], (4, 1))
+    W, log_scale = kern.attention_weights(kern.logits(X, 1e12), "usa", shift=1e12)
+    F = kern.aggregate(W, X, log_scale, tangent=X)
+    assert np.all(F == 0)
+    F = kern.measure_field(
+        X, X, np.full(4, 0.25), 1e12, normalization="usa", sphere=True
+    )
+    assert np.all(F == 0)
