@@ -73,6 +73,7 @@ __all__ = [
     "EquiangularScheme",
     "equiangular_scheme",
     "equiangular_scheme_rhs",
+    "scheme_time_to",
 ]
 
 SCHEMES = ("post", "pre", "peri")
@@ -332,3 +333,69 @@ def equiangular_scheme(
     if not sol.success:
         raise ValueError(f"the equiangular ODE could not be solved: {sol.message}")
     return EquiangularScheme(t, sol.y[0], sol.y[1], sol.y[2], scheme)
+
+
+def scheme_time_to(
+    level: float,
+    *,
+    beta: float,
+    n: int,
+    scheme: str = "post",
+    normalization: str = "sa",
+) -> float:
+    r"""First time at which the equiangular :math:`\gamma` of a scheme hits ``level``.
+
+    Integrated in the post-LN clock :math:`s` (:func:`sphere_clock`), where
+    :math:`\gamma` follows the post-LN equation and (module docstring)
+    :math:`d\log r/ds = \langle x_i, u_i\rangle` and :math:`dt/ds = r\,m`: the
+    pre-LN time is exponential in the post-LN one, e.g. about :math:`e^{70}` for
+    ``beta = 8``, ``n = 32``, ``level = 1 - 1e-3``, which no integration in
+    :math:`t` reaches. DOP853 with ``rtol=1e-10`` and an event at ``level``.
+
+    Examples
+    --------
+    >>> t_post = scheme_time_to(1 - 1e-3, beta=1.0, n=32, scheme="post")
+    >>> t_pre = scheme_time_to(1 - 1e-3, beta=1.0, n=32, scheme="pre")
+    >>> round(t_post, 3), t_pre > 5 * t_post
+    (5.27, True)
+    """
+    level = check_real(level, "level", low=0.0)
+    if level >= 1.0:
+        raise ValueError(f"level must be < 1 (reached only as t -> inf), got {level}")
+    equiangular_scheme_rhs(
+        0.0, 1.0, beta=beta, n=n, scheme=scheme, normalization=normalization
+    )
+    if scheme == "post":
+        from .equiangular import equiangular_time_to
+
+        return equiangular_time_to(level, beta=beta, n=n, normalization=normalization)
+
+    def rhs(_s, y):
+        g = y[0]
+        a, b = _weights(g, beta, n, normalization)
+        m = 1.0
+        if scheme == "peri":
+            m = np.sqrt(
+                a * a + 2 * (n - 1) * a * b * g + (n - 1) * b * b * (1 + (n - 2) * g)
+            )
+        flow = 2.0 * b * (1.0 - g) * (1.0 + (n - 1) * g)
+        # post-LN clock: gamma' = flow (r = m = 1 there); log r' = <x, u> / m * r m
+        return [flow, a + (n - 1) * b * g, np.exp(y[1]) * m]
+
+    def reached(_s, y):
+        return y[0] - level
+
+    reached.terminal = True
+    s_max = 1e3 + 10 * np.exp(min(beta, 700.0))  # beyond the post-LN time to level
+    sol = solve_ivp(
+        rhs,
+        (0.0, s_max),
+        [0.0, 0.0, 0.0],
+        method="DOP853",
+        events=reached,
+        rtol=1e-10,
+        atol=1e-12,
+    )
+    if sol.status != 1:
+        raise ValueError(f"gamma did not reach {level:g}: {sol.message}")
+    return float(sol.y_events[0][0][2])

@@ -122,3 +122,17 @@ def test_validation():
         equiangular_scheme([0, 1], beta=1.0, n=3, radius0=0.0)
     with pytest.raises(ValueError, match="USA"):
         equiangular_scheme_rhs(0.5, 1.0, beta=800.0, n=3, normalization="usa")
+
+
+@pytest.mark.parametrize("scheme", ["pre", "peri"])
+def test_time_to_level_in_the_post_ln_clock(scheme):
+    from attnlib.normalisation import scheme_time_to
+
+    for beta in (0.0, 3.0):
+        T = scheme_time_to(1 - 1e-3, beta=beta, n=16, scheme=scheme)
+        grid = np.concatenate([[0.0], np.linspace(0.5 * T, 1.5 * T, 4001)])
+        g = equiangular_scheme(grid, beta=beta, n=16, scheme=scheme).gamma
+        assert abs(np.interp(1 - 1e-3, g, grid) / T - 1) < 1e-5
+    # exponential in the post-LN time: beta = 8 takes about e^70
+    big = scheme_time_to(1 - 1e-3, beta=8.0, n=32, scheme=scheme)
+    assert 1e29 < big < 1e33
