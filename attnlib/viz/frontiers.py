@@ -48,7 +48,9 @@ def draw_schemes(
     for name, sol in sols.items():
         t = sol.times[1:]
         c = SCHEME_COLORS.get(name, None)
-        ax0.loglog(t, 1 - sol.gamma[1:], color=c, label=f"{name}-LN")
+        gap = 1 - sol.gamma[1:]
+        gap = np.where(gap > 1e-11, gap, np.nan)  # below: the solver's tolerance
+        ax0.loglog(t, gap, color=c, label=f"{name}-LN")
         ax1.plot(sol.times, sol.radius, color=c, label=f"{name}-LN")
     t = next(iter(sols.values())).times[1:]
     ax0.loglog(t, 1 / t**2, "k:", lw=1, label=r"$t^{-2}$")
@@ -341,7 +343,7 @@ def noise_figure(
         for j, (y, lab) in enumerate(zip(series, labels)):
             axes[0, 1].plot(times, y, color=f"C{j}", label=lab)
         axes[0, 1].set_xlabel("t")
-        axes[0, 1].set_ylabel(r"$|\frac1n\sum_i x_i|$")
+        axes[0, 1].set_ylabel(r"$|\bar x(t)|$")
         axes[0, 1].legend(fontsize=8)
     fig.tight_layout()
     return fig
