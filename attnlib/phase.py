@@ -71,8 +71,8 @@ def _tr(M):
 
 
 # ------------------------------------------------------------------- random Q,K,V
-QKV_KINDS = ("ginibre", "goe", "wishart")
-VALUE_KINDS = ("identity", "random", "plus", "minus")
+QKV_KINDS = ("ginibre", "goe", "wishart", "goe_form")
+VALUE_KINDS = ("identity", "random", "plus", "minus", "wishart")
 
 
 def _random_matrix(kind, d, rng, batch):
@@ -108,22 +108,28 @@ def random_qkv(
     entries, whose scores have standard deviation 1: ``beta`` here corresponds to
     ``beta / sqrt(d)`` there.
 
-    ``Q`` and ``K`` are drawn independently from ``kind``; ``V`` is the identity
-    (``"identity"``), an independent draw (``"random"``), or :math:`\pm Q^\top K`
-    (``"plus"``/``"minus"``). Because ``Q`` and ``K`` are independent,
-    :math:`Q^\top K` is not symmetric (almost surely, for every ``kind``), so the
-    model with :math:`V = \pm Q^\top K` is *not* the gradient flow of the energy
-    :math:`E_D` of [BKKRW] (that needs :math:`Q^\top K = V = D` symmetric). For
-    ``"wishart"`` the eigenvalues of :math:`Q^\top K = QK` are real and non-negative
-    (:math:`QK` is similar to :math:`Q^{1/2} K Q^{1/2}`), and with ``"plus"`` the
-    tokens are observed to end in two antipodal clusters on the top eigenvector of
+    ``Q`` and ``K`` are drawn independently from ``kind``, except ``"goe_form"``:
+    ``Q = I`` and ``K`` from the GOE, so that the bilinear form :math:`Q^\top K` is
+    itself a GOE matrix (the "KQ = GOE" panels of [GLPR] Fig 5). ``V`` is the
+    identity (``"identity"``), an independent draw of ``kind`` (``"random"``), an
+    independent Wishart matrix :math:`GG^\top` (``"wishart"``, positive
+    semi-definite whatever ``kind``), or :math:`\pm Q^\top K`
+    (``"plus"``/``"minus"``). For the kinds with independent ``Q`` and ``K``,
+    :math:`Q^\top K` is not symmetric (almost surely), so the model with
+    :math:`V = \pm Q^\top K` is *not* the gradient flow of the energy :math:`E_D`
+    of [BKKRW] (that needs :math:`Q^\top K = V = D` symmetric); with ``"goe_form"``
+    it is (up to the factor beta, a time scale, with an indefinite :math:`D`). For
+    ``"wishart"`` the eigenvalues of
+    :math:`Q^\top K = QK` are real and non-negative (:math:`QK` is similar to
+    :math:`Q^{1/2} K Q^{1/2}`), and with ``"plus"`` the tokens are observed to end
+    in two antipodal clusters on the top eigenvector of
     ``V`` (Chapter 2, Exercise 3).
 
     Parameters
     ----------
     d : int
-    kind : {"ginibre", "goe", "wishart"}
-    value : {"identity", "random", "plus", "minus"}
+    kind : {"ginibre", "goe", "wishart", "goe_form"}
+    value : {"identity", "random", "plus", "minus", "wishart"}
     rng : Generator or int
     batch : int, optional
         Draw ``batch`` independent triples (arrays of shape ``(batch, d, d)``).
@@ -144,12 +150,18 @@ def random_qkv(
     rng = check_rng(rng)
     if batch is not None:
         batch = check_int(batch, "batch", low=1)
-    Q = _random_matrix(kind, d, rng, batch)
-    K = _random_matrix(kind, d, rng, batch)
+    if kind == "goe_form":
+        K = _random_matrix("goe", d, rng, batch)
+        Q = np.broadcast_to(np.eye(d), K.shape).copy()
+    else:
+        Q = _random_matrix(kind, d, rng, batch)
+        K = _random_matrix(kind, d, rng, batch)
     if value == "identity":
         V = np.broadcast_to(np.eye(d), Q.shape).copy()
     elif value == "random":
-        V = _random_matrix(kind, d, rng, batch)
+        V = _random_matrix("goe" if kind == "goe_form" else kind, d, rng, batch)
+    elif value == "wishart":
+        V = _random_matrix("wishart", d, rng, batch)
     else:
         V = (1.0 if value == "plus" else -1.0) * (_tr(Q) @ K)
     return Q, K, V

@@ -366,6 +366,10 @@ LAYERS = {
     **dict.fromkeys(["equiangular", "integrate", "ensemble", "extremisers"], 3),
     **dict.fromkeys(["angles", "gaussian", "phase"], 4),
     **dict.fromkeys(["meanfield"], 5),
+    # the models of Chapter 6 (frontiers), thin layers over the ones above
+    **dict.fromkeys(["modes", "hardmax", "staircase"], 1),
+    **dict.fromkeys(["causal"], 2),
+    **dict.fromkeys(["noise", "normalisation"], 4),
     **dict.fromkeys(["circle", "clustering"], 6),
     **dict.fromkeys(["__init__"], 7),
     **dict.fromkeys(["viz"], 8),

@@ -1,0 +1,219 @@
+r"""Hardmax self-attention: the :math:`\beta \to \infty` limit of the softmax field.
+
+As :math:`\beta \to \infty` the softmax weights
+:math:`e^{\beta\langle Qx_i, Kx_j\rangle}/\sum_k e^{\beta\langle Qx_i, Kx_k\rangle}`
+concentrate on the maximisers of the score :math:`s_{ij} = \langle Qx_i, Kx_j\rangle`
+of row ``i``; when several tokens tie, the weight is split evenly between them (this
+is the limit of the softmax weights of a row whose maximal scores are exactly equal).
+The hardmax weight matrix is therefore
+
+.. math::
+
+    H_{ij} = \frac{\mathbf 1[j \in J_i]}{|J_i|},\qquad
+    J_i = \{j : s_{ij} = \max_k s_{ik}\},
+
+and the three dynamics of this module are
+
+* on the sphere: :math:`\dot x_i = P_{x_i}\big(\sum_j H_{ij} V x_j\big)`;
+* in :math:`\mathbb R^d`: :math:`\dot x_i = \sum_j H_{ij} V x_j`;
+* the consensus form in :math:`\mathbb R^d` (``consensus=True``, ``V = I``):
+  :math:`\dot z_i = \sum_j H_{ij} z_j - z_i`.
+
+Because :math:`J_i` does not change when every token is multiplied by the same
+positive number, :math:`z = e^{-t}x` turns the :math:`\mathbb R^d` dynamics with
+``V = I`` into the consensus form *exactly* (for the softmax field the same change
+of variables multiplies :math:`\beta` by :math:`e^{2t}`). The consensus step
+:math:`z_i \leftarrow z_i + \eta(z_{j^\star} - z_i)` is a Frank–Wolfe step on the
+convex hull of the tokens [AGRB]: the convex hull never grows; for
+:math:`Q^\top K = I` and tokens whose hull vertices all have the same norm, the
+vertices do not move and every other token runs along a straight line to the vertex
+of its Voronoi cell, :math:`z_i(t) = v + e^{-t}(z_i(0) - v)`.
+
+The right-hand side is discontinuous where a maximiser changes; ties are decided
+with a relative tolerance ``tol`` on the scores, so that a configuration built to be
+symmetric (e.g. a token on the bisector of two others) is treated as a tie.
+
+References
+----------
+[AGRB] Alcalde, Geshkovski, Ruiz-Balet, *Attention's forward pass and Frank–Wolfe*,
+arXiv:2508.09628.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._validation import as_matrix, as_states, check_real, check_unit_norm
+
+__all__ = ["hardmax_weights", "Hardmax"]
+
+
+def _scores(Y, X, q, k):
+    QY = Y if q is None else Y @ q.T
+    KX = X if k is None else X @ k.T
+    return QY @ np.swapaxes(KX, -1, -2)
+
+
+def _weights_from_scores(S, tol):
+    top = S.max(axis=-1, keepdims=True)
+    scale = np.maximum(np.abs(S).max(axis=-1, keepdims=True), 1.0)
+    W = (S >= top - tol * scale).astype(S.dtype)
+    return W / W.sum(axis=-1, keepdims=True)
+
+
+def hardmax_weights(
+    X: Any,
+    *,
+    queries: Any = None,
+    Q: Any = None,
+    K: Any = None,
+    tol: float = 1e-12,
+) -> np.ndarray:
+    r"""The hardmax attention matrix :math:`H` (row-stochastic, even split of ties).
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d) or (B, n, d)
+        The tokens (keys).
+    queries : ndarray, shape (m, d) or (B, m, d), optional
+        Points whose rows of :math:`H` are wanted (default: the tokens themselves).
+        Evaluating on a grid of queries draws the cells
+        :math:`\{y : j \in J(y)\}` of the tokens.
+    Q, K : ndarray of shape (p, d), optional
+        Query and key matrices (identity if omitted).
+    tol : float
+        Scores within ``tol * max(1, max_j |s_ij|)`` of the row maximum tie.
+
+    Returns
+    -------
+    ndarray, shape (m, n) or (B, m, n)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 0.0]])
+    >>> hardmax_weights(X, queries=np.array([[0.0, 1.0], [0.5, 0.0]]))
+    array([[0.33333333, 0.33333333, 0.33333333],
+           [1.        , 0.        , 0.        ]])
+    """
+    X = as_states(X, "X")
+    Y = X if queries is None else as_states(queries, "queries")
+    if Y.ndim != X.ndim or Y.shape[-1] != X.shape[-1] or Y.shape[:-2] != X.shape[:-2]:
+        raise ValueError(
+            f"queries must have shape (m, d) matching X {X.shape}, got {Y.shape}"
+        )
+    q, k = _qk(Q, K, X.shape[-1])
+    tol = check_real(tol, "tol", low=0.0)
+    return _weights_from_scores(_scores(Y, X, q, k), tol)
+
+
+def _qk(Q, K, d):
+    q = None if Q is None else as_matrix(Q, "Q")
+    k = None if K is None else as_matrix(K, "K")
+    for m, name in ((q, "Q"), (k, "K")):
+        if m is not None and m.shape[1] != d:
+            raise ValueError(f"{name} must have shape (p, {d}), got {m.shape}")
+    if q is not None and k is not None and q.shape != k.shape:
+        raise ValueError(f"Q and K must have the same shape, got {q.shape}, {k.shape}")
+    for m, name in ((q, "Q"), (k, "K")):
+        if m is not None and (q is None or k is None) and m.shape[0] != d:
+            raise ValueError(
+                f"{name} alone must be square ({d}, {d}) (its partner is the "
+                f"identity), got {m.shape}"
+            )
+    return q, k
+
+
+@dataclass(frozen=True, eq=False)
+class Hardmax:
+    r"""The hardmax dynamics, usable with :func:`attnlib.simulate`.
+
+    Parameters
+    ----------
+    Q, K : ndarray of shape (p, d), optional
+        Query and key matrices (identity if omitted): scores
+        :math:`\langle Qx_i, Kx_j\rangle`.
+    V : ndarray of shape (d, d), optional
+        Value matrix (identity if omitted).
+    sphere : bool
+        Tokens on the unit sphere (velocity projected) or in :math:`\mathbb R^d`.
+    consensus : bool
+        In :math:`\mathbb R^d` with ``V = I``: subtract the token itself,
+        :math:`\dot z_i = \sum_j H_{ij}z_j - z_i` (the dynamics of
+        :math:`e^{-t}x`).
+    tol : float
+        Relative tolerance of a tie (see :func:`hardmax_weights`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnlib import simulate
+    >>> X0 = np.array([[1.0, 0.0], [0.0, 1.0], [0.2, 0.1]])
+    >>> tr = simulate(Hardmax(sphere=False, consensus=True), X0, t_final=1.0, dt=0.01)
+    >>> bool(np.allclose(tr.final[2], [1, 0] + np.exp(-1.0) * (X0[2] - [1, 0])))
+    True
+    """
+
+    Q: Any = field(default=None, repr=False)
+    K: Any = field(default=None, repr=False)
+    V: Any = field(default=None, repr=False)
+    sphere: bool = True
+    consensus: bool = False
+    tol: float = 1e-12
+
+    def __post_init__(self) -> None:
+        for flag in ("sphere", "consensus"):
+            if not isinstance(getattr(self, flag), (bool, np.bool_)):
+                raise TypeError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
+        check_real(self.tol, "tol", low=0.0)
+        v = None if self.V is None else as_matrix(self.V, "V")
+        if v is not None and v.shape[0] != v.shape[1]:
+            raise ValueError(f"V must be square (d, d), got shape {v.shape}")
+        if self.consensus and (self.sphere or v is not None):
+            raise ValueError(
+                "consensus=True is the R^d dynamics with V = I: use sphere=False and "
+                "no V"
+            )
+        dims = {m.shape[1] for m in (self.Q, self.K) if m is not None}
+        dims |= {v.shape[0]} if v is not None else set()
+        if len(dims) > 1:
+            raise ValueError(f"Q, K, V have inconsistent token dimensions {dims}")
+        d = dims.pop() if dims else None
+        q, k = (None, None) if d is None else _qk(self.Q, self.K, d)
+        object.__setattr__(self, "_q", q)
+        object.__setattr__(self, "_k", k)
+        object.__setattr__(self, "_v", v)
+        object.__setattr__(self, "_d", d)
+
+    def attention(self, X: Any) -> np.ndarray:
+        """The hardmax matrix :math:`H` of ``X`` (shape (n, n) or (B, n, n))."""
+        X = self._check(X)
+        return _weights_from_scores(_scores(X, X, self._q, self._k), self.tol)
+
+    def velocity(self, X: Any) -> np.ndarray:
+        """The velocity field at ``X`` (validated input)."""
+        return self.rhs(self._check(X))
+
+    def rhs(self, X: np.ndarray) -> np.ndarray:
+        """The velocity field without validation, for integrators."""
+        H = _weights_from_scores(_scores(X, X, self._q, self._k), self.tol)
+        XV = X if self._v is None else X @ self._v.T
+        out = H @ XV
+        if self.sphere:
+            out -= np.sum(out * X, axis=-1, keepdims=True) * X
+        elif self.consensus:
+            out -= X
+        return out
+
+    def _check(self, X: Any) -> np.ndarray:
+        X = as_states(X, "X")
+        if self._d is not None and X.shape[-1] != self._d:
+            raise ValueError(
+                f"X has token dimension d={X.shape[-1]} but Q, K, V are for d={self._d}"
+            )
+        if self.sphere:
+            check_unit_norm(X, "X")
+        return X

@@ -1,0 +1,241 @@
+r"""Tokens with independent Brownian noise on the sphere, and the noise threshold.
+
+Each token receives its own Brownian motion of intensity :math:`\sigma` on
+:math:`S^{d-1}` (generator :math:`\sigma\Delta_{S^{d-1}}`):
+
+.. math::
+
+    dx_i = v_i(X)\,dt + \sqrt{2\sigma}\,P_{x_i}\,dB_i - \sigma(d-1)x_i\,dt
+
+(Itô form; the last term keeps :math:`|x_i| = 1`). The mean-field equation gains
+:math:`\sigma\Delta\rho`. At the uniform measure the linearisation is diagonal on
+spherical harmonics of degree :math:`\ell`, with eigenvalues
+(Funk–Hecke, :math:`c_\ell(\beta) = \Gamma(\tfrac d2)(\tfrac2\beta)^{d/2-1}
+I_{\ell+d/2-1}(\beta)` the coefficient of :math:`e^{\beta t}` on degree
+:math:`\ell`)
+
+.. math::
+
+    \lambda_\ell = \ell(\ell+d-2)\Big(\frac{c_\ell}{\beta N} - \sigma\Big),
+    \qquad N = 1\ (\text{USA}),\quad N = c_0\ (\text{SA}).
+
+Since :math:`I_\nu(\beta)` decreases in :math:`\nu`, the degree :math:`\ell = 1` is
+the last to become stable as :math:`\sigma` grows: the uniform state is linearly
+stable exactly above
+
+.. math::
+
+    \sigma_c(\beta, d) = \frac{c_1}{\beta N} =
+    \frac{I_{d/2}(\beta)}{\beta\,I_{d/2-1}(\beta)}\ (\text{SA}),\qquad
+    \Gamma(\tfrac d2)\Big(\frac2\beta\Big)^{d/2-1}\frac{I_{d/2}(\beta)}{\beta}\
+    (\text{USA}).
+
+:func:`simulate_noisy` integrates the particles by Euler–Maruyama with retraction,
+:math:`x_i \leftarrow R\big(x_i + h\,v_i + \sqrt{2\sigma h}\,P_{x_i}\xi_i\big)`,
+:math:`\xi_i \sim N(0, I_d)`: the retraction supplies the Itô drift
+:math:`-\sigma(d-1)x_i h` to first order, and the scheme has weak order one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+from scipy.special import gammaln, ive
+
+from ._validation import (
+    as_states,
+    check_choice,
+    check_int,
+    check_real,
+    check_rng,
+    check_steps,
+    check_unit_norm,
+)
+from .integrate import MAX_STEPS, check_observables, output_times, planned_steps
+
+__all__ = [
+    "funk_hecke",
+    "noisy_rates",
+    "noise_threshold",
+    "NoisyTrajectory",
+    "simulate_noisy",
+]
+
+
+def funk_hecke(ell: Any, beta: float, d: int) -> np.ndarray:
+    r"""Coefficient :math:`c_\ell(\beta)` of :math:`e^{\beta\langle x, y\rangle}` on
+    spherical harmonics of degree :math:`\ell` (uniform probability on
+    :math:`S^{d-1}`): :math:`\int e^{\beta\langle x, y\rangle}Y_\ell(y)\,d\sigma(y) =
+    c_\ell Y_\ell(x)`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> c = funk_hecke([0, 1], 2.0, 3)  # sinh(b)/b and (b cosh b - sinh b)/b^2
+    >>> bool(np.allclose(c, [np.sinh(2) / 2, (2 * np.cosh(2) - np.sinh(2)) / 4]))
+    True
+    """
+    beta = check_real(beta, "beta", low=0.0, strict_low=True)
+    d = check_int(d, "d", low=2)
+    ell = np.asarray(ell, dtype=np.float64)
+    if np.any(ell < 0) or np.any(ell != np.round(ell)):
+        raise ValueError("ell must be non-negative integers")
+    nu = d / 2 - 1
+    log_pref = gammaln(d / 2) + nu * np.log(2 / beta) + beta
+    return np.exp(log_pref) * ive(ell + nu, beta)
+
+
+def noisy_rates(
+    ell: Any, beta: float, d: int, sigma: float, *, normalization: str = "sa"
+) -> np.ndarray:
+    r"""Growth rates :math:`\lambda_\ell` of degree-:math:`\ell` perturbations of the
+    uniform measure (see the module docstring)."""
+    sigma = check_real(sigma, "sigma", low=0.0)
+    check_choice(normalization, "normalization", ("sa", "usa"))
+    ell = np.asarray(ell, dtype=np.float64)
+    c = funk_hecke(ell, beta, d)
+    N = 1.0 if normalization == "usa" else float(funk_hecke(0, beta, d))
+    return ell * (ell + d - 2) * (c / (beta * N) - sigma)
+
+
+def noise_threshold(beta: float, d: int, *, normalization: str = "sa") -> float:
+    r"""The critical noise :math:`\sigma_c(\beta, d)` above which the uniform measure
+    is linearly stable.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> b = 4.0  # d = 3, SA: the Langevin function (coth b - 1/b) over b
+    >>> bool(np.isclose(noise_threshold(b, 3), (1 / np.tanh(b) - 1 / b) / b))
+    True
+    >>> round(noise_threshold(1e-6, 5), 6)  # beta -> 0: 1/d
+    0.2
+    """
+    check_choice(normalization, "normalization", ("sa", "usa"))
+    beta = check_real(beta, "beta", low=0.0, strict_low=True)
+    d = check_int(d, "d", low=2)
+    if normalization == "sa":
+        return float(ive(d / 2, beta) / (beta * ive(d / 2 - 1, beta)))
+    return float(funk_hecke(1, beta, d) / beta)
+
+
+@dataclass(frozen=True)
+class NoisyTrajectory:
+    """Result of :func:`simulate_noisy`.
+
+    Attributes
+    ----------
+    times : ndarray, shape (T,)
+    states : ndarray, shape (T, *X0.shape), or None
+    observables : mapping str -> ndarray of shape (T, ...)
+    final : ndarray, shape X0.shape
+    n_steps : int
+    dt : float
+    """
+
+    times: np.ndarray
+    states: np.ndarray | None = field(repr=False)
+    observables: Mapping[str, np.ndarray] = field(repr=False)
+    final: np.ndarray = field(repr=False)
+    n_steps: int = 0
+    dt: float = 0.0
+
+
+def simulate_noisy(
+    model: Any,
+    X0: Any,
+    *,
+    sigma: Any,
+    rng: np.random.Generator | int,
+    times: Any = None,
+    t_final: float | None = None,
+    dt: float = 0.01,
+    observables: Mapping[str, Callable[[np.ndarray], Any]] | None = None,
+    save_states: bool = True,
+    max_steps: int = MAX_STEPS,
+) -> NoisyTrajectory:
+    r"""Euler–Maruyama with retraction for tokens with Brownian noise on the sphere.
+
+    Parameters
+    ----------
+    model : object with ``rhs(X)`` and ``velocity(X)``
+        A model on the sphere (e.g. :class:`attnlib.Model`).
+    X0 : ndarray, shape (n, d) or (B, n, d)
+        Unit initial tokens.
+    sigma : float or ndarray of shape (B,)
+        Noise intensity :math:`\sigma \ge 0` (one per ensemble member if an array).
+    rng : Generator or int
+        Source of the noise.
+    times, t_final, dt, observables, save_states, max_steps
+        As in :func:`attnlib.simulate`.
+
+    Returns
+    -------
+    NoisyTrajectory
+
+    Examples
+    --------
+    >>> from attnlib import Model, sample_sphere
+    >>> tr = simulate_noisy(Model(beta=1.0), sample_sphere(8, 3, rng=0), sigma=0.1,
+    ...                     rng=1, t_final=0.5, dt=0.05)
+    >>> tr.final.shape, tr.n_steps
+    ((8, 3), 10)
+    """
+    if not (hasattr(model, "rhs") and hasattr(model, "velocity")):
+        raise TypeError(
+            f"model must have rhs and velocity methods, got {type(model).__name__}"
+        )
+    if not getattr(model, "sphere", True):
+        raise ValueError("simulate_noisy integrates models on the sphere")
+    X = as_states(X0, "X0").copy()
+    check_unit_norm(X, "X0")
+    model.velocity(X)
+    if np.ndim(sigma) == 0:
+        sig = check_real(sigma, "sigma", low=0.0)
+    else:
+        sig = np.asarray(sigma, dtype=np.float64)
+        if X.ndim != 3 or sig.shape != (X.shape[0],) or np.any(~np.isfinite(sig)):
+            raise ValueError(
+                f"sigma must be a scalar or of shape (B,) for X0 of shape (B, n, d), "
+                f"got {sig.shape} for {X.shape}"
+            )
+        if np.any(sig < 0):
+            raise ValueError("sigma must be >= 0")
+        sig = sig.reshape(-1, 1, 1)
+    rng = check_rng(rng)
+    times = output_times(times, t_final)
+    dt = check_real(dt, "dt", low=0.0, strict_low=True)
+    max_steps = check_int(max_steps, "max_steps", low=1)
+    check_steps(
+        planned_steps(times, dt),
+        max_steps,
+        what=f"simulate_noisy (dt = {dt:.3g})",
+        hint="increase dt or max_steps",
+    )
+    obs = check_observables(observables)
+    states = np.empty((times.size,) + X.shape) if save_states else None
+    rec: dict[str, list] = {k: [] for k in obs}
+    t, n_steps = 0.0, 0
+    for k, tk in enumerate(times):
+        span = tk - t
+        if span > 0:
+            m = int(np.ceil(span / dt - 1e-9))
+            h = span / m
+            amp = np.sqrt(2.0 * sig * h)
+            for _ in range(m):
+                xi = rng.standard_normal(X.shape)
+                xi -= np.sum(xi * X, axis=-1, keepdims=True) * X
+                X = X + h * model.rhs(X) + amp * xi
+                X /= np.linalg.norm(X, axis=-1, keepdims=True)
+            n_steps += m
+            t = tk
+        if save_states:
+            states[k] = X
+        for name, fn in obs.items():
+            rec[name].append(np.asarray(fn(X)))
+    out = MappingProxyType({k: np.stack(v) for k, v in rec.items()})
+    return NoisyTrajectory(times, states, out, X, n_steps, dt)

@@ -1,0 +1,266 @@
+r"""Metastability at large :math:`\beta`: clusters that merge over exponentially long
+times, and the energy staircase of [GKPR].
+
+On the circle, USA with the exponent shifted by its largest value (time measured in
+units of the self-interaction, :math:`t = e^\beta t_{\text{USA}}`) moves clusters of
+masses :math:`m_k` (:math:`\sum_k m_k = n`) at angles :math:`\theta_k` by
+
+.. math::
+
+    \dot\theta_k = -\frac1n\sum_l m_l \sin(\theta_k - \theta_l)\,
+    e^{\beta(\cos(\theta_k - \theta_l) - 1)},
+
+the gradient ascent of :math:`E = \frac{1}{n^2}\sum_{k,l} m_k m_l
+e^{\beta(\cos(\theta_k-\theta_l)-1)}`, which equals :math:`\sum_k m_k^2/n^2` for
+well-separated clusters. Tokens that have met move together forever (their relative
+velocity vanishes with their distance), so :func:`merge_flow` replaces two clusters
+closer than ``merge_tol`` by one cluster at their centre of mass (which USA
+conserves, :math:`\sum_k m_k\dot\theta_k = 0`), and integrates in the variable
+:math:`u = \log(1 + t)`: a gap :math:`\theta` closes after a time of order
+:math:`e^{\beta(1 - \cos\theta)}`, which is :math:`e^{100}` and more for the gaps of
+the staircase, unreachable with steps in :math:`t`.
+
+The field is the angle form of SA/USA on the circle (:mod:`attnlib.circle`) with
+weighted atoms, evaluated from angle differences.
+
+References
+----------
+[GKPR] Geshkovski, Koubbi, Polyanskiy, Rigollet, *Dynamic metastability in the
+self-attention model*, arXiv:2410.06833.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from ._validation import as_numeric, check_real
+
+__all__ = ["cluster_energy", "MergeFlow", "merge_flow", "weighted_angle_velocity"]
+
+TWO_PI = 2.0 * np.pi
+
+
+def _xy(theta):
+    return np.stack([np.cos(theta), np.sin(theta)], axis=-1)
+
+
+def weighted_angle_velocity(
+    theta: np.ndarray, masses: np.ndarray, beta: float, n: float
+) -> np.ndarray:
+    r""":math:`\dot\theta_k` of the module docstring (no validation).
+
+    Evaluated from the angle differences, the angle form of the field on the circle:
+    the forces between distant clusters (:math:`e^{-190}` and less along the
+    staircase) survive, while any evaluation through Cartesian coordinates and a
+    projection leaves a rounding residue of order :math:`10^{-17}` that would drown
+    them.
+    """
+    D = theta[:, None] - theta[None, :]
+    W = np.exp(beta * (np.cos(D) - 1.0))
+    return -(np.sin(D) * W) @ masses / n
+
+
+def cluster_energy(theta: Any, masses: Any, beta: float) -> float:
+    r""":math:`\frac{1}{n^2}\sum_{k,l} m_k m_l e^{\beta(\cos(\theta_k-\theta_l)-1)}`,
+    :math:`n = \sum_k m_k`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> round(cluster_energy(np.array([0.0, 3.0]), np.array([3, 2]), 200.0), 6)
+    0.52
+    """
+    th = as_numeric(theta, "theta").astype(np.float64)
+    m = as_numeric(masses, "masses").astype(np.float64)
+    if th.ndim != 1 or m.shape != th.shape:
+        raise ValueError(
+            f"theta and masses must be 1-D of the same length, got {th.shape}, "
+            f"{m.shape}"
+        )
+    beta = check_real(beta, "beta", low=0.0)
+    n = m.sum()
+    K = np.exp(beta * (np.cos(th[:, None] - th[None, :]) - 1.0))
+    return float(m @ K @ m / n**2)
+
+
+@dataclass(frozen=True)
+class MergeFlow:
+    """Result of :func:`merge_flow`.
+
+    Attributes
+    ----------
+    times : ndarray, shape (T,)
+        Sampled times (non-decreasing).
+    energy : ndarray, shape (T,)
+        :func:`cluster_energy` at ``times``.
+    clusters : ndarray of int, shape (T,)
+        Number of clusters at ``times``.
+    merge_times : ndarray, shape (M,)
+        Times of the merges, in order.
+    merged_masses : list of tuple
+        The masses of the two clusters of each merge.
+    final_angles, final_masses : ndarray
+        The clusters at the last time.
+    """
+
+    times: np.ndarray
+    energy: np.ndarray = field(repr=False)
+    clusters: np.ndarray = field(repr=False)
+    merge_times: np.ndarray
+    merged_masses: list = field(repr=False)
+    final_angles: np.ndarray = field(repr=False)
+    final_masses: np.ndarray = field(repr=False)
+
+
+def _closest_pair(theta):
+    D = np.abs(np.angle(np.exp(1j * (theta[:, None] - theta[None, :]))))
+    np.fill_diagonal(D, np.inf)
+    i, j = np.unravel_index(np.argmin(D), D.shape)
+    return int(i), int(j), float(D[i, j])
+
+
+def merge_flow(
+    theta0: Any,
+    beta: float,
+    *,
+    masses: Any = None,
+    t_max: float = np.inf,
+    merge_tol: float = 1e-7,
+    rtol: float = 1e-10,
+) -> MergeFlow:
+    r"""Integrate the cluster dynamics, merging clusters that meet.
+
+    The path is integrated in its arc length :math:`\sigma`
+    (:math:`d\theta/d\sigma = \dot\theta/|\dot\theta|`) with the time as one more
+    unknown, :math:`dt/d\sigma = 1/|\dot\theta|`: a slow approach then takes as many
+    steps as a fast one, and times like :math:`e^{150}` cost nothing special. The
+    result is sampled at the integrator's steps.
+
+    Parameters
+    ----------
+    theta0 : array_like, shape (k,)
+        Initial angles.
+    beta : float
+        Inverse temperature ``> 0``.
+    masses : array_like, shape (k,), optional
+        Initial masses (default one each).
+    t_max : float
+        Stop at this time (default: when one cluster is left).
+    merge_tol : float
+        Two clusters closer than this (radians) become one.
+    rtol : float
+        Relative tolerance of the DOP853 integration.
+
+    Returns
+    -------
+    MergeFlow
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = merge_flow(np.array([0.0, 0.05, 2.0]), 100.0, t_max=1e3)
+    >>> int(res.clusters[-1]), res.merge_times.size
+    (2, 1)
+    """
+    th = as_numeric(theta0, "theta0").astype(np.float64).copy()
+    if th.ndim != 1 or th.size < 1 or not np.all(np.isfinite(th)):
+        raise ValueError(f"theta0 must be a finite 1-D array, got shape {th.shape}")
+    m = np.ones_like(th) if masses is None else as_numeric(masses, "masses") * 1.0
+    if m.shape != th.shape or np.any(m <= 0) or not np.all(np.isfinite(m)):
+        raise ValueError("masses must be positive, one per angle")
+    beta = check_real(beta, "beta", low=0.0, strict_low=True)
+    t_max = float(t_max)
+    if not t_max > 0:
+        raise ValueError(f"t_max must be > 0, got {t_max}")
+    merge_tol = check_real(merge_tol, "merge_tol", low=0.0, strict_low=True)
+    rtol = check_real(rtol, "rtol", low=0.0, strict_low=True)
+    n = float(m.sum())
+    T_all: list[np.ndarray] = []
+    E_all: list[np.ndarray] = []
+    C_all: list[np.ndarray] = []
+    merges: list[float] = []
+    pairs: list[tuple] = []
+    t = 0.0
+
+    def merge_if_close(force=False):
+        nonlocal th, m
+        while th.size > 1:
+            i, j, dist = _closest_pair(th)
+            if dist > merge_tol and not force:
+                return
+            force = False  # the pair found by the event, at distance merge_tol
+            w = m[i] + m[j]
+            step = np.angle(np.exp(1j * (th[j] - th[i])))  # along the short arc
+            new = th[i] + step * m[j] / w
+            pairs.append((m[i], m[j]))
+            merges.append(t)
+            keep = np.ones(th.size, dtype=bool)
+            keep[[i, j]] = False
+            th = np.concatenate([th[keep], [new]])
+            m = np.concatenate([m[keep], [w]])
+
+    def record(thetas, times):
+        T_all.append(np.asarray(times))
+        E_all.append(np.array([cluster_energy(x, m, beta) for x in thetas]))
+        C_all.append(np.full(len(times), th.size))
+
+    merge_if_close()
+    record([th], [t])
+    while th.size > 1 and t < t_max:
+        k = th.size
+
+        def rhs(_s, y):
+            v = weighted_angle_velocity(y[:k], m, beta, n)
+            top = float(np.max(np.abs(v)))
+            if top == 0.0:  # exactly stationary (or every force underflows)
+                return np.zeros(k + 1)
+            u = v / top  # |v| without squaring (v may be 1e-200)
+            speed = top * float(np.sqrt(u @ u))
+            return np.concatenate([u / (speed / top), [1.0 / speed]])
+
+        def close(_s, y):
+            return _closest_pair(y[:k])[2] - merge_tol
+
+        def late(_s, y):
+            return y[k] - t_max
+
+        close.terminal = late.terminal = True
+        close.direction = -1
+        late.direction = 1
+        # the longest path: every cluster crossing half the circle
+        span = float(np.pi * np.sqrt(k))
+        sol = solve_ivp(
+            rhs,
+            (0.0, span),
+            np.concatenate([th, [t]]),
+            method="DOP853",
+            events=(close, late),
+            rtol=rtol,
+            atol=1e-13,
+        )
+        if sol.status == -1:
+            raise ValueError(
+                f"the cluster dynamics could not be integrated: {sol.message}"
+            )
+        Y = sol.y  # the solver's own steps (an interpolant of t overshoots)
+        record(Y[:k].T, np.maximum.accumulate(Y[k]))
+        th = np.mod(Y[:k, -1], TWO_PI)
+        t = float(Y[k, -1])
+        if sol.status == 1 and sol.t_events[0].size:
+            merge_if_close(force=True)
+            record([th], [t])
+        else:  # t_max reached, or no merge along the longest path (stationary)
+            break
+    return MergeFlow(
+        np.concatenate(T_all),
+        np.concatenate(E_all),
+        np.concatenate(C_all),
+        np.asarray(merges),
+        pairs,
+        np.mod(th, TWO_PI),
+        m,
+    )

@@ -1,0 +1,119 @@
+"""The mode counter against dense evaluation, closed forms and edge cases."""
+
+import numpy as np
+import pytest
+from scipy.special import ive
+
+from attnlib.modes import circle_modes, count_modes, line_modes
+
+
+def _dense_circle(theta, beta, m=100_000):
+    g = np.arange(m) * (2 * np.pi / m)
+    f = np.exp(beta * (np.cos(g[:, None] - theta[None, :]) - 1.0)).sum(axis=1)
+    peak = (f > np.roll(f, 1)) & (f > np.roll(f, -1))
+    return g[peak]
+
+
+def _dense_line(x, beta, m=200_000):
+    pad = 3.0 / np.sqrt(beta)  # an isolated extreme point peaks just inside it
+    g = np.linspace(x.min() - pad, x.max() + pad, m)
+    f = np.exp(-0.5 * beta * (g[:, None] - x[None, :]) ** 2).sum(axis=1)
+    inner = (f[1:-1] > f[:-2]) & (f[1:-1] > f[2:])
+    return g[1:-1][inner]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("n,beta", [(40, 8.0), (150, 60.0), (300, 400.0)])
+def test_circle_count_and_locations_match_dense_grid(seed, n, beta):
+    theta = np.random.default_rng(seed).uniform(0, 2 * np.pi, n)
+    res = circle_modes(theta, beta)
+    peaks = _dense_circle(theta, beta)
+    assert res.converged
+    assert res.count == peaks.size == res.locations.size
+    # each located maximum is within a dense grid cell of a dense-grid peak
+    d = np.abs(np.angle(np.exp(1j * (res.locations[:, None] - peaks[None, :]))))
+    assert np.all(d.min(axis=1) < 2 * np.pi / 100_000)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("n,beta", [(60, 10.0), (200, 300.0)])
+def test_line_count_matches_dense_grid(seed, n, beta):
+    x = np.random.default_rng(10 + seed).standard_normal(n)
+    res = line_modes(x, beta)
+    peaks = _dense_line(x, beta)
+    assert res.count == peaks.size
+    assert np.max(np.abs(res.locations - peaks)) < 1e-4
+
+
+def test_two_gaussians_split_at_bandwidth_one():
+    # sum of two unit-bandwidth bumps at +-a is bimodal iff a > 1/sqrt(beta)
+    x = np.array([-1.0, 1.0])
+    assert line_modes(x, 0.9).count == 1
+    assert line_modes(x, 1.1).count == 2
+    assert np.allclose(line_modes(x, 0.9).locations, [0.0], atol=1e-10)
+
+
+def test_two_points_on_circle_threshold():
+    # f = e^{b cos(t - p)} + e^{b cos(t + p)}: f''(0) = 0 exactly when
+    # b sin^2 p = cos p, i.e. bimodal iff b > cos p / sin^2 p
+    p = 0.3
+    b_c = np.cos(p) / np.sin(p) ** 2
+    pts = np.array([-p, p])
+    assert circle_modes(pts, 0.95 * b_c).count == 1
+    assert circle_modes(pts, 1.05 * b_c).count == 2
+
+
+def test_no_underflow_between_far_points():
+    # e^{-beta/2} underflows float64, yet every isolated point is its own mode
+    x = np.array([0.0, 1.0, 2.0, 5.0])
+    assert line_modes(x, 1e4).count == 4
+    assert np.allclose(line_modes(x, 1e4).locations, x, atol=1e-8)
+    th = np.array([0.0, 1.0, 2.0, 4.0])
+    assert circle_modes(th, 1e4).count == 4
+
+
+@pytest.mark.parametrize("k", [3, 7, 12])
+def test_equally_spaced_points_give_k_modes(k):
+    th = 2 * np.pi * np.arange(k) / k
+    assert circle_modes(th, 40.0 * k).count == k
+
+
+def test_rotation_invariance():
+    th = np.random.default_rng(5).uniform(0, 2 * np.pi, 80)
+    a = circle_modes(th, 30.0)
+    b = circle_modes(th + 1.234, 30.0)
+    assert a.count == b.count
+    shifted = np.sort(np.mod(a.locations + 1.234, 2 * np.pi))
+    assert np.allclose(shifted, b.locations, atol=1e-8)
+
+
+def test_mean_count_near_rice_formula():
+    # many uniform points: the density fluctuates like a stationary Gaussian process
+    # whose spectrum is I_m(beta)^2; Rice: E[count] = sqrt(sum m^4 I^2 / sum m^2 I^2)
+    beta = 100.0
+    m = np.arange(1, 400)
+    w = ive(m, beta) ** 2
+    rice = np.sqrt(np.sum(m**4 * w) / np.sum(m**2 * w))
+    rng = np.random.default_rng(7)
+    counts = [
+        circle_modes(rng.uniform(0, 2 * np.pi, 1500), beta).count for _ in range(12)
+    ]
+    assert abs(np.mean(counts) - rice) < 1.5
+
+
+def test_count_modes_wrapper_and_validation():
+    assert count_modes(np.array([0.0, 3.0]), 10.0, domain="line") == 2
+    assert count_modes(np.array([0.0, 3.0]), 10.0) == 2
+    with pytest.raises(ValueError, match="domain"):
+        count_modes(np.array([0.0]), 1.0, domain="plane")
+    with pytest.raises(ValueError, match="beta"):
+        circle_modes(np.array([0.0, 1.0]), 0.0)
+    with pytest.raises(ValueError, match="theta"):
+        circle_modes(np.zeros((2, 2)), 1.0)
+    with pytest.raises(ValueError, match="finite"):
+        line_modes(np.array([0.0, np.nan]), 1.0)
+    with pytest.raises(TypeError, match="x"):
+        line_modes("abc", 1.0)
+    with pytest.raises(ValueError, match="non-empty"):
+        line_modes(np.array([]), 1.0)
+    assert line_modes(np.array([2.0, 2.0]), 5.0).count == 1
