@@ -84,6 +84,9 @@ def strip_solutions(text: str) -> str:
         while j < len(lines) and lines[j].rstrip() != marker:
             j += 1
         i = j + 1
+        # the blank lines around a dropped block collapse into one
+        while i < len(lines) and not lines[i].strip() and out and not out[-1].strip():
+            i += 1
     return "".join(out)
 
 

@@ -8,12 +8,13 @@ pages, bibliography, figures and served scripts only: no tooling.
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from bookext.notebooks import strip_solutions as _strip_solutions
 
 from .. import execution
 from .common import GUIDE, ROOT, STUDENT, CourseworkError, write_if_changed
@@ -24,45 +25,13 @@ TOOLING = {".py", ".pyc", ".sh"}
 
 
 def strip_solutions(text: str) -> str:
-    """Remove the exercises' solutions from a MyST chapter.
-
-    Drops every gated ``{solution-start}`` ... ``{solution-end}`` block of
-    sphinx-exercise (with backtick or colon fences) and every ``{solution}``
-    directive, with everything between.
-    """
-    lines = text.splitlines(keepends=True)
-    out: list[str] = []
-    i = 0
-    fence = re.compile(r"^(`{3,}|:{3,})\{(solution-start|solution-end|solution)\}")
-    end = re.compile(r"^(`{3,}|:{3,})\{solution-end\}")
-    while i < len(lines):
-        m = fence.match(lines[i])
-        if m is None:
-            out.append(lines[i])
-            i += 1
-            continue
-        marker, kind = m.group(1), m.group(2)
-        if kind == "solution-end":
-            raise CourseworkError("a {solution-end} without its {solution-start}")
-        j = i + 1
-        if kind == "solution":
-            while j < len(lines) and lines[j].rstrip() != marker:
-                j += 1
-            i = j + 1
-            continue
-        # skip to the {solution-end} directive, then past its closing fence
-        while j < len(lines) and not end.match(lines[j]):
-            j += 1
-        if j == len(lines):
-            raise CourseworkError("a {solution-start} without its {solution-end}")
-        end_marker = re.match(r"^(`{3,}|:{3,})", lines[j]).group(1)
-        j += 1
-        while j < len(lines) and lines[j].rstrip() != end_marker:
-            j += 1
-        i = j + 1
-        while i < len(lines) and not lines[i].strip() and out and not out[-1].strip():
-            i += 1
-    return "".join(out)
+    """A MyST chapter without its exercises' solutions: the book's own
+    :func:`bookext.notebooks.strip_solutions` (the student notebooks drop the same
+    blocks), with a :class:`CourseworkError` for an unclosed block."""
+    try:
+        return _strip_solutions(text)
+    except ValueError as exc:
+        raise CourseworkError(str(exc)) from None
 
 
 def _student_toc(toc: dict[str, Any]) -> dict[str, Any]:
