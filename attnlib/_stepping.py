@@ -38,8 +38,10 @@ __all__ = [
     "run_explicit",
 ]
 
+#: The time steppers of :func:`attnlib.simulate`: explicit Euler, Heun and classical
+#: Runge–Kutta (RK4), each followed by the retraction onto the sphere.
 METHODS = ("euler", "heun", "rk4")
-# Default cap on the number of steps of every time-stepping loop of the library.
+#: Default cap on the number of steps of every time-stepping loop of the library.
 MAX_STEPS = 1_000_000
 
 

@@ -31,7 +31,8 @@ __all__ = [
 ]
 
 UNIT_NORM_TOL = 1e-8
-# The two normalisations of the attention weights: divide by the row sum (SA) or by n
+#: The two normalisations of the attention weights: divide by the row sum (SA) or by
+#: ``n`` (USA).
 NORMALIZATIONS = ("sa", "usa")
 
 

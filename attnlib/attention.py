@@ -79,6 +79,7 @@ __all__ = [
     "NORMALIZATIONS",
 ]
 
+#: The attention kernels of :class:`Model` (its ``kernel`` argument).
 KERNELS = ("softmax", "l2", "sigmoid", "sinkhorn")
 MASKS = (None, "causal")
 # kept for code that imported it from here; the kernel owns the value

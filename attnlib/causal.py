@@ -90,6 +90,8 @@ __all__ = [
     "retention_estimate",
 ]
 
+#: The normalisations of :class:`CausalModel`: the causal softmax (SA), the
+#: unnormalised one (USA) and the positional normalisation of [DGR].
 CAUSAL_NORMALIZATIONS = ("sa", "usa", "positional")
 
 

@@ -82,6 +82,7 @@ __all__ = [
     "GAUSSIAN_KERNELS",
 ]
 
+#: The kernels for which Gaussian measures stay Gaussian (closed-form fields).
 GAUSSIAN_KERNELS = ("softmax", "l2", "sinkhorn")
 _SYM_TOL = 1e-10
 

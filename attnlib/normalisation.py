@@ -76,6 +76,7 @@ __all__ = [
     "scheme_time_to",
 ]
 
+#: The placements of layer normalisation of :class:`NormalisedModel`.
 SCHEMES = ("post", "pre", "peri")
 
 

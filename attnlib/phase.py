@@ -71,7 +71,9 @@ def _tr(M):
 
 
 # ------------------------------------------------------------------- random Q,K,V
+#: The kinds of random ``Q``, ``K`` of :func:`random_qkv`.
 QKV_KINDS = ("ginibre", "goe", "wishart", "goe_form")
+#: The kinds of value matrix ``V`` of :func:`random_qkv`.
 VALUE_KINDS = ("identity", "random", "plus", "minus", "wishart")
 
 
@@ -262,6 +264,7 @@ class PhaseDiagram:
         )
 
 
+#: The methods of :func:`phase_diagram` (``method=None`` picks the fastest).
 PHASE_METHODS = ("fast", "reference")
 
 

@@ -49,6 +49,29 @@ def _assigns(module: ModuleType, attr: str) -> bool:
     return re.search(rf"^{re.escape(attr)}\s*[:=]", source, re.M) is not None
 
 
+def data_comment(attr: str, package: str = PACKAGE) -> str:
+    """The ``#:`` comment above the top-level assignment of ``attr`` in a module of
+    ``package`` (private modules included); empty if there is none."""
+    root = importlib.import_module(package)
+    names = [package] + [
+        i.name for i in pkgutil.walk_packages(root.__path__, prefix=f"{package}.")
+    ]
+    for modname in names:
+        try:
+            source = inspect.getsource(importlib.import_module(modname)).splitlines()
+        except (OSError, TypeError):
+            continue
+        for i, line in enumerate(source):
+            if re.match(rf"{re.escape(attr)}\s*[:=]", line):
+                k = i
+                while k > 0 and source[k - 1].startswith("#:"):
+                    k -= 1
+                comment = [c[2:].strip() for c in source[k:i]]
+                if comment:
+                    return "\n".join(comment)
+    return ""
+
+
 def home(obj: Any, attr: str, where: ModuleType, modules: list[ModuleType]) -> str:
     """The public module whose page documents ``obj``, exported as ``attr``.
 
@@ -71,6 +94,10 @@ def home(obj: Any, attr: str, where: ModuleType, modules: list[ModuleType]) -> s
         return where.__name__
     for m in modules:
         if _get(m, attr) is obj and _assigns(m, attr):
+            return m.__name__
+    # assigned in a private module: documented once, like a class of one
+    for m in modules:
+        if m.__name__ != PACKAGE and attr in m.__all__ and _get(m, attr) is obj:
             return m.__name__
     return where.__name__
 
@@ -101,7 +128,12 @@ def page(module: ModuleType, modules: list[ModuleType]) -> str:
             deprecated.append(f"- `{attr}`: {notes[0].message}")
             continue
         target, role = home(obj, attr, module, modules), _role(obj)
-        if target == name and role != "mod":
+        if target == name and role == "data" and not _assigns(module, attr):
+            # assigned in a private module: autodata would read no "#:" comment
+            # here and fall back to the docstring of the value's type
+            own += [f".. py:data:: {name}.{attr}", f"   :value: {obj!r}", ""]
+            own += [f"   {line}" for line in data_comment(attr).splitlines()] + [""]
+        elif target == name and role != "mod":
             own += [f".. {DIRECTIVE[role]}:: {name}.{attr}"]
             own += ["   :members:", ""] if role == "class" else [""]
         elif role == "mod":

@@ -5,12 +5,13 @@ import base64
 import importlib
 import inspect
 import json
+import re
 import warnings
 from pathlib import Path
 
 import pytest
 
-from bookext.apiref import canonical, page, public_modules
+from bookext.apiref import canonical, data_comment, page, public_modules
 from bookext.latex import macro_preamble
 from bookext.static import (
     WIDGET_STATE,
@@ -114,7 +115,8 @@ def test_reference_pages_document_every_public_name_once():
     for module in modules:
         text = page(module, modules)
         for line in text.splitlines():
-            if line.startswith(".. auto") and not line.startswith(".. automodule"):
+            documents = line.startswith((".. auto", ".. py:data::"))
+            if documents and not line.startswith(".. automodule"):
                 target = line.split("::")[1].strip()
                 assert target not in documented, f"{target} twice"
                 documented[target] = module.__name__
@@ -192,3 +194,33 @@ def test_launch_buttons_only_with_a_repository_url():
         on["launch_buttons"]["binderhub_url"]
         == config["launch_buttons"]["binderhub_url"]
     )
+
+
+def test_documented_data_has_its_own_description():
+    # autodata falls back to the docstring of the value's type (dict's is not even
+    # valid reStructuredText, and failed the -W build): every data name of a page is
+    # described by the "#:" comment above its assignment, read by autodata in the
+    # module that assigns it, or copied into the page from a private module
+    modules = public_modules()
+    seen = 0
+    for module in modules:
+        lines = page(module, modules).splitlines()
+        for k, line in enumerate(lines):
+            if line.startswith(".. autodata::"):
+                target = line.split("::")[1].strip()
+                modname, attr = target.rsplit(".", 1)
+                source = inspect.getsource(importlib.import_module(modname))
+                source = source.splitlines()
+                at = [i for i, s in enumerate(source) if re.match(rf"{attr}\s*[:=]", s)]
+                assert at, f"{target}: {modname} does not assign it"
+                assert source[at[0] - 1].startswith("#:"), f"{target}: no '#:' comment"
+                seen += 1
+            elif line.startswith(".. py:data::"):
+                target = line.split("::")[1].strip()
+                assert lines[k + 1].startswith("   :value: "), target
+                assert lines[k + 3].strip(), f"{target} has no description"
+                assert data_comment(target.rsplit(".", 1)[1]) in "\n".join(
+                    s.strip() for s in lines[k + 3 :]
+                )
+                seen += 1
+    assert seen >= 10

@@ -35,6 +35,7 @@ __all__ = [
     "frames_animation",
 ]
 
+#: The matplotlib colour of each normalisation scheme in the chapter's figures.
 SCHEME_COLORS = {"post": "C0", "pre": "C1", "peri": "C2"}
 
 
