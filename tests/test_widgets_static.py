@@ -30,6 +30,11 @@ from attnlib.widgets.clustering import (  # noqa: E402
     phase_diagram_explorer,
 )
 from attnlib.widgets.extremisers import extremiser_widget  # noqa: E402
+from attnlib.widgets.frontiers import (  # noqa: E402
+    causal_explorer,
+    scheme_explorer,
+    temperature_explorer,
+)
 from attnlib.widgets.gaussian import gaussian_widget  # noqa: E402
 from attnlib.widgets.modelling import sphere_explorer  # noqa: E402
 
@@ -64,6 +69,9 @@ FACTORIES = {
         circle_density(n_particles=50, t_final=0.4, n_frames=5, grid_size=64).widget
     ),
     "extremiser_widget": lambda: extremiser_widget(n=10, steps=20),
+    "scheme_explorer": lambda: scheme_explorer(beta=1.0, n=8).widget,
+    "causal_explorer": lambda: causal_explorer(n=8, t_final=1.0, dt=0.05).widget,
+    "temperature_explorer": lambda: temperature_explorer(log2beta=2.0).widget,
 }
 
 

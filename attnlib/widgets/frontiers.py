@@ -19,7 +19,7 @@ from typing import Any
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
-from IPython.display import clear_output, display
+from IPython.display import display
 
 from .._validation import check_int, check_real
 from ..attention import Model
@@ -28,6 +28,7 @@ from ..hardmax import Hardmax
 from ..integrate import simulate
 from ..normalisation import equiangular_scheme
 from ..viz.frontiers import draw_causal, draw_hardmax, draw_schemes
+from ._static import Axis, ExplorerBox, StaticSpec, show
 
 __all__ = [
     "SchemeExplorer",
@@ -41,12 +42,6 @@ __all__ = [
     "voronoi_tokens",
     "temperature_runs",
 ]
-
-
-def _show(out: Any, fig: Any) -> None:
-    with out:
-        clear_output(wait=True)
-        display(fig)
 
 
 def _slider(value, lo, hi, step, name):
@@ -94,7 +89,7 @@ class SchemeExplorer:
             title=f"beta = {self.beta.value:g}, n = {self.n.value}",
         )
         self.fig.tight_layout()
-        _show(self.out, self.fig)
+        show(self.out, self.fig)
 
     def _ipython_display_(self) -> None:
         display(self.widget)
@@ -123,7 +118,21 @@ def scheme_explorer(*, beta: float = 1.0, n: int = 32) -> SchemeExplorer:
     plt.close(fig)
     out = widgets.Output()
     w = SchemeExplorer(
-        widgets.VBox([widgets.HBox([sl_b, sl_n]), out]), sl_b, sl_n, fig, out
+        ExplorerBox([widgets.HBox([sl_b, sl_n]), out]), sl_b, sl_n, fig, out
+    )
+    # without a kernel: seven values of beta and four of n
+    w.widget.static = StaticSpec(
+        fig,
+        [
+            Axis("β", sl_b, sorted({0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 9.0} | {beta})),
+            Axis("n", sl_n, sorted({2, 8, 32, 256} | {n})),
+        ],
+        alt=(
+            "Left: 1 - gamma(t) on log-log axes for post-, pre- and peri-LN "
+            "(equiangular tokens), with the slope t^-2 dotted; post-LN falls "
+            "exponentially, the others like t^-2. Right: the radius of the tokens, "
+            "constant for post-LN and growing linearly for pre- and peri-LN."
+        ),
     )
     sl_b.observe(w.redraw, names="value")
     sl_n.observe(w.redraw, names="value")
@@ -222,7 +231,7 @@ class CausalExplorer:
         ax2.set_title("retention by the last token", fontsize=10)
         ax2.legend(fontsize=8)
         self.fig.tight_layout()
-        _show(self.out, self.fig)
+        show(self.out, self.fig)
 
     def _ipython_display_(self) -> None:
         display(self.widget)
@@ -261,7 +270,7 @@ def causal_explorer(
     plt.close(fig)
     out = widgets.Output()
     w = CausalExplorer(
-        widgets.VBox([widgets.HBox([sl_l, sl_b]), out]),
+        ExplorerBox([widgets.HBox([sl_l, sl_b]), out]),
         sl_l,
         sl_b,
         fig,
@@ -273,6 +282,19 @@ def causal_explorer(
     )
     sl_l.observe(w.redraw, names="value")
     sl_b.observe(w.redraw, names="value")
+    w.widget.static = StaticSpec(
+        fig,
+        [
+            Axis("λ", sl_l, sorted({0.0, 1.0, 2.0, 4.0, 8.0} | {lam})),
+            Axis("β", sl_b, sorted({0.5, 1.0, 2.0, 4.0} | {beta})),
+        ],
+        alt=(
+            "Causal attention on the circle from four clusters: the tokens' angles "
+            "at the start and the end, their paths over time, and the retention "
+            "profile of the last token over the source position at t = 0.5, 1 and 2 "
+            "(log scale), U-shaped."
+        ),
+    )
     w.redraw()
     return w
 
@@ -329,7 +351,7 @@ class TemperatureExplorer:
         draw_hardmax(self.fig.axes[0], verts, soft, title=f"softmax, beta = {b:g}")
         draw_hardmax(self.fig.axes[1], verts, hard, title="hardmax")
         self.fig.tight_layout()
-        _show(self.out, self.fig)
+        show(self.out, self.fig)
 
     def _ipython_display_(self) -> None:
         display(self.widget)
@@ -354,7 +376,16 @@ def temperature_explorer(*, log2beta: float = 4.0, k: int = 5) -> TemperatureExp
         fig, _ = plt.subplots(1, 2, figsize=(8, 3.9))
     plt.close(fig)
     out = widgets.Output()
-    w = TemperatureExplorer(widgets.VBox([sl, out]), sl, fig, out, voronoi_tokens(k), k)
+    w = TemperatureExplorer(ExplorerBox([sl, out]), sl, fig, out, voronoi_tokens(k), k)
     sl.observe(w.redraw, names="value")
+    w.widget.static = StaticSpec(
+        fig,
+        [Axis("log₂ β", sl, sorted({float(v) for v in range(10)} | {log2beta}))],
+        alt=(
+            "Paths of tokens inside the convex hull of five vertices: left, the "
+            "softmax dynamics at the chosen beta; right, the hardmax dynamics, "
+            "straight lines to the vertex of each token's cell."
+        ),
+    )
     w.redraw()
     return w
