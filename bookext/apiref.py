@@ -131,7 +131,12 @@ def page(module: ModuleType, modules: list[ModuleType]) -> str:
         if target == name and role == "data" and not _assigns(module, attr):
             # assigned in a private module: autodata would read no "#:" comment
             # here and fall back to the docstring of the value's type
-            own += [f".. py:data:: {name}.{attr}", f"   :value: {obj!r}", ""]
+            own += [
+                f".. py:data:: {attr}",
+                f"   :module: {name}",
+                f"   :value: {obj!r}",
+                "",
+            ]
             own += [f"   {line}" for line in data_comment(attr).splitlines()] + [""]
         elif target == name and role != "mod":
             own += [f".. {DIRECTIVE[role]}:: {name}.{attr}"]

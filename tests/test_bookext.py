@@ -118,6 +118,8 @@ def test_reference_pages_document_every_public_name_once():
             documents = line.startswith((".. auto", ".. py:data::"))
             if documents and not line.startswith(".. automodule"):
                 target = line.split("::")[1].strip()
+                if line.startswith(".. py:data::"):  # named in its module
+                    target = f"{module.__name__}.{target}"
                 assert target not in documented, f"{target} twice"
                 documented[target] = module.__name__
                 # the same object under two names (a re-export of a private
@@ -216,11 +218,13 @@ def test_documented_data_has_its_own_description():
                 assert source[at[0] - 1].startswith("#:"), f"{target}: no '#:' comment"
                 seen += 1
             elif line.startswith(".. py:data::"):
-                target = line.split("::")[1].strip()
-                assert lines[k + 1].startswith("   :value: "), target
-                assert lines[k + 3].strip(), f"{target} has no description"
-                assert data_comment(target.rsplit(".", 1)[1]) in "\n".join(
-                    s.strip() for s in lines[k + 3 :]
+                attr = line.split("::")[1].strip()
+                # the module's name, or Sphinx files it under module.module.attr
+                assert lines[k + 1] == f"   :module: {module.__name__}", attr
+                assert lines[k + 2].startswith("   :value: "), attr
+                assert lines[k + 4].strip(), f"{attr} has no description"
+                assert data_comment(attr) in "\n".join(
+                    s.strip() for s in lines[k + 4 :]
                 )
                 seen += 1
     assert seen >= 10
