@@ -1,13 +1,13 @@
-"""Check the text of the PDF book: no text stand-ins for pictures, chapters 1-5.
+"""Check the text of the PDF book: no text stand-ins for pictures, chapters 1-6.
 
 ``python -m bookext.pdfcheck [_build/latex/book.pdf]`` (``make pdf`` runs it) reads
 the PDF with ``pdftotext`` (Debian's poppler-utils) and fails when
 
 * an output printed the text of an object instead of its picture: a player
   (``IPython.core.display``), a widget (``children=(``) or a progress bar (``0%|``);
-* the chapters are not numbered 1 to 5 in order (Modelling, Clustering, the
-  Gaussian case, the circle, energy extremisers), the introduction being front
-  matter;
+* the chapters are not numbered 1 to 6 in order (Modelling, Clustering, the
+  Gaussian case, the circle, energy extremisers, frontiers), the introduction being
+  front matter;
 * the solutions of the exercises are printed.
 
 It prints the number of pages.
@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 
 FORBIDDEN = ("IPython.core.display", "children=(", "0%|", "VBox(", "HBox(")
-CHAPTERS = ("Modelling", "Clustering", "Gaussian", "circle", "extremisers")
+# a word of the title of each numbered chapter of _toc.yml, in order
+CHAPTERS = ("Modelling", "Clustering", "Gaussian", "circle", "extremisers", "Frontiers")
 
 
 def pdf_text(pdf: Path) -> str:
@@ -52,7 +53,7 @@ def failures(text: str) -> list[str]:
         if word.lower() not in title.lower():
             out.append(f"chapter {number} is {title!r}, expected the {word} chapter")
     if numbered and max(numbered) > len(CHAPTERS):
-        out.append(f"chapters numbered up to {max(numbered)}, not 1 to 5")
+        out.append(f"chapters numbered up to {max(numbered)}, not 1 to {len(CHAPTERS)}")
     if re.search(r"^\s*Solution to Exercise", text, re.M):
         out.append("the PDF prints the solutions of the exercises")
     return out

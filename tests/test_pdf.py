@@ -1,4 +1,4 @@
-"""The PDF book (``make pdf``): pictures instead of object texts, chapters 1-5.
+"""The PDF book (``make pdf``): pictures instead of object texts, chapters 1-6.
 
 The check itself (:mod:`bookext.pdfcheck`) is tested on texts that have each defect;
 the built PDF is checked when ``make pdf`` has written it (``make pdf`` also runs
@@ -22,6 +22,7 @@ GOOD = "\n".join(
             "The Gaussian case",
             "The circle and Kuramoto oscillators",
             "Energy extremisers",
+            "Frontiers: normalisation, causality, long contexts, low temperature",
         ],
         start=1,
     )
@@ -44,8 +45,33 @@ def test_object_texts_fail(bad):
     assert failures(GOOD + "\n" + bad)
 
 
+def test_the_check_knows_every_numbered_chapter():
+    # a chapter added to _toc.yml must be added to the check, or make pdf fails
+    import yaml
+
+    from bookext.pdfcheck import CHAPTERS
+
+    root = PDF.parents[2]
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    numbered = [
+        ch["file"]
+        for part in toc["parts"]
+        if part.get("numbered")
+        for ch in part.get("chapters", [])
+        if "file" in ch
+    ]
+    assert len(numbered) == len(CHAPTERS)
+    for path, word in zip(numbered, CHAPTERS):
+        heading = next(
+            line
+            for line in (root / f"{path}.md").read_text().splitlines()
+            if line.startswith("# ")
+        )
+        assert word.lower() in heading.lower(), (path, word)
+
+
 def test_chapter_numbers_are_checked():
-    shifted = GOOD.replace("Chapter 1. Modelling", "Chapter 6. Modelling")
+    shifted = GOOD.replace("Chapter 1. Modelling", "Chapter 7. Modelling")
     assert any("chapter 1" in f for f in failures(shifted))
     assert failures(GOOD + "\nSolution to Exercise 1.2\n")
 
