@@ -12,7 +12,9 @@ From orthonormal initial data (``d >= n``) every pairwise inner product stays eq
 
 from __future__ import annotations
 
+import functools
 import warnings
+from typing import Any
 
 import numpy as np
 from ._validation import (
@@ -39,12 +41,21 @@ def equiangular_rhs(gamma, *, beta: float, n: int, normalization: str = "sa"):
     carries :math:`e^{\beta\gamma}` and raises a ``ValueError`` where it exceeds the
     float64 range.
     """
-    beta = check_real(beta, "beta", low=0.0)
-    n = check_int(n, "n", low=1)
-    check_choice(normalization, "normalization", NORMALIZATIONS)
+    beta, n = _checked(beta, n, normalization)
     g = as_numeric(gamma, "gamma").astype(np.float64)
     if not np.all(np.isfinite(g)):
         raise ValueError("gamma must be finite (found NaN or inf)")
+    return _rate(g, beta, n, normalization)
+
+
+def _checked(beta: Any, n: Any, normalization: Any) -> tuple[float, int]:
+    check_choice(normalization, "normalization", NORMALIZATIONS)
+    return check_real(beta, "beta", low=0.0), check_int(n, "n", low=1)
+
+
+def _rate(g: Any, beta: float, n: int, normalization: str) -> Any:
+    """:func:`equiangular_rhs` on checked arguments: the integrators call it once per
+    evaluation (the quadrature of :func:`equiangular_time_to` some 500 times)."""
     core = 2.0 * (1.0 - g) * ((n - 1) * g + 1.0)
     if normalization == "sa":
         w = np.exp(-beta * (1.0 - g))
@@ -103,7 +114,8 @@ def equiangular_gamma(
     t = output_times(times)
     gamma0 = check_real(gamma0, "gamma0", low=-1.0, high=1.0)
     max_steps = check_int(max_steps, "max_steps", low=1)
-    equiangular_rhs(gamma0, beta=beta, n=n, normalization=normalization)  # validation
+    beta, n = _checked(beta, n, normalization)
+    _rate(gamma0, beta, n, normalization)  # the USA rate's range at gamma0
     n_eval = 0
 
     def rhs(_t, g):
@@ -117,7 +129,7 @@ def equiangular_gamma(
             + ("normalization='sa' or " if normalization == "usa" else "")
             + "a smaller beta",
         )
-        return equiangular_rhs(g, beta=beta, n=n, normalization=normalization)
+        return _rate(g, beta, n, normalization)
 
     if t[-1] == 0.0:  # every output time is the initial one
         return np.full(t.shape, gamma0)
@@ -148,12 +160,18 @@ def equiangular_time_to(
         raise ValueError(
             f"level must be < 1 (gamma tends to 1 only as t -> inf), got {level}"
         )
+    beta, n = _checked(beta, n, normalization)
+    return _time_to(level, beta, n, normalization)
+
+
+@functools.lru_cache(maxsize=4096)
+def _time_to(level: float, beta: float, n: int, normalization: str) -> float:
+    # a quadrature of ~10 ms that figures and the phase-diagram explorer ask for
+    # again at every redraw (Gamma over 80 values of beta): computed once
     with np.errstate(divide="ignore", over="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", integrate.IntegrationWarning)
         val, _ = integrate.quad(
-            lambda g: (
-                1.0 / equiangular_rhs(g, beta=beta, n=n, normalization=normalization)
-            ),
+            lambda g: 1.0 / _rate(g, beta, n, normalization),
             0.0,
             level,
             epsabs=1e-13,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,25 +25,10 @@ __all__ = [
 
 
 def _gamma_curve(pd: PhaseDiagram, normalization: str = "sa"):
-    ts, bs = _gamma_points(
-        float(max(pd.betas.min(), 0.0)),
-        float(pd.betas.max()),
-        int(pd.n),
-        float(pd.delta),
-        normalization,
-    )
+    bs = np.linspace(max(pd.betas.min(), 0.0), pd.betas.max(), 80)
+    ts = phase_transition_curve(bs, n=pd.n, delta=pd.delta, normalization=normalization)
     keep = ts <= pd.times.max()
     return ts[keep], bs[keep]
-
-
-@functools.lru_cache(maxsize=64)
-def _gamma_points(lo: float, hi: float, n: int, delta: float, normalization: str):
-    # 80 hitting times, each a quadrature: most of a redraw of the explorer, whose
-    # static frames redraw the same diagrams over and over
-    bs = np.linspace(lo, hi, 80)
-    ts = phase_transition_curve(bs, n=n, delta=delta, normalization=normalization)
-    ts.flags.writeable = bs.flags.writeable = False
-    return ts, bs
 
 
 def plot_phase_diagram(

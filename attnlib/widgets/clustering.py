@@ -63,8 +63,6 @@ def phase_diagram_explorer(
     plt.close(fig)
     out = widgets.Output()
 
-    hitting: dict = {}
-
     def redraw(_=None):
         pd = diagrams[s_d.value]
         b, tt = s_beta.value, s_t.value
@@ -75,10 +73,7 @@ def phase_diagram_explorer(
         k = int(np.argmin(np.abs(pd.times - tt)))
         ax1.plot(pd.times, pd.probability[i], color="C0")
         ax1.axvline(tt, color="grey", lw=0.8)
-        key = (pd.n, pd.delta, float(pd.betas[i]))
-        if key not in hitting:  # one quadrature per beta, not one per redraw
-            hitting[key] = phase_transition_curve([key[2]], n=pd.n, delta=pd.delta)[0]
-        tg = hitting[key]
+        tg = phase_transition_curve([pd.betas[i]], n=pd.n, delta=pd.delta)[0]
         if tg <= pd.times.max():
             ax1.axvline(tg, color="red", ls="--", lw=1, label=r"$\Gamma$")
             ax1.legend(loc="lower right")
