@@ -40,13 +40,22 @@ def _private(modname: str) -> bool:
     return any(part.startswith("_") for part in modname.split("."))
 
 
+def _source_lines(module: ModuleType) -> list[str]:
+    try:
+        return inspect.getsource(module).splitlines()
+    except (OSError, TypeError):
+        return []
+
+
+def _assignment(lines: list[str], attr: str) -> int | None:
+    """Index of the top-level line that assigns ``attr``, or None."""
+    pattern = re.compile(rf"{re.escape(attr)}\s*[:=]")
+    return next((i for i, line in enumerate(lines) if pattern.match(line)), None)
+
+
 def _assigns(module: ModuleType, attr: str) -> bool:
     """Whether the source of ``module`` assigns ``attr`` at top level."""
-    try:
-        source = inspect.getsource(module)
-    except (OSError, TypeError):
-        return False
-    return re.search(rf"^{re.escape(attr)}\s*[:=]", source, re.M) is not None
+    return _assignment(_source_lines(module), attr) is not None
 
 
 def data_comment(attr: str, package: str = PACKAGE) -> str:
@@ -57,18 +66,15 @@ def data_comment(attr: str, package: str = PACKAGE) -> str:
         i.name for i in pkgutil.walk_packages(root.__path__, prefix=f"{package}.")
     ]
     for modname in names:
-        try:
-            source = inspect.getsource(importlib.import_module(modname)).splitlines()
-        except (OSError, TypeError):
+        lines = _source_lines(importlib.import_module(modname))
+        i = _assignment(lines, attr)
+        if i is None:
             continue
-        for i, line in enumerate(source):
-            if re.match(rf"{re.escape(attr)}\s*[:=]", line):
-                k = i
-                while k > 0 and source[k - 1].startswith("#:"):
-                    k -= 1
-                comment = [c[2:].strip() for c in source[k:i]]
-                if comment:
-                    return "\n".join(comment)
+        k = i
+        while k > 0 and lines[k - 1].startswith("#:"):
+            k -= 1
+        if k < i:
+            return "\n".join(c[2:].strip() for c in lines[k:i])
     return ""
 
 
