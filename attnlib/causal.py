@@ -307,6 +307,12 @@ def _mode_rates(beta, modes):
     return m, m * m * iv(m, beta) / beta
 
 
+def _mode_weights(modes, width):
+    r""":math:`\omega_m = e^{-\pi^2m^2/(2M^2)}`, ``m = 1..modes``, ``M = width``."""
+    m = np.arange(1, modes + 1, dtype=np.float64)
+    return np.exp(-0.5 * (np.pi * m / width) ** 2)
+
+
 def _check_profile(beta, t, slope, modes, width):
     beta = check_real(beta, "beta", low=0.0, strict_low=True)
     t = check_real(t, "t", low=0.0)
@@ -360,13 +366,13 @@ def retention_profile(
     s = as_numeric(s, "s").astype(np.float64)
     if np.any((s <= 0) | (s >= 1)):
         raise ValueError("s must lie in (0, 1)")
-    m, a = _mode_rates(beta, modes)
+    _, a = _mode_rates(beta, modes)
     Y = np.log(np.expm1(slope) / np.expm1(slope * s))
     coeff = slope * np.exp(slope * s) / np.expm1(slope)
     g = coeff * _psi(a.reshape((-1,) + (1,) * s.ndim) * t, Y)
     if per_mode:
         return g
-    w = np.exp(-0.5 * (np.pi * m / width) ** 2).reshape((-1,) + (1,) * s.ndim)
+    w = _mode_weights(modes, width).reshape((-1,) + (1,) * s.ndim)
     return np.sum(w * g, axis=0)
 
 
@@ -394,8 +400,8 @@ def retention_linear(
     n = check_int(n, "n", low=2)
     beta, t, slope, modes, width = _check_profile(beta, t, slope, modes, width)
     W = positional_weights(n, slope / n)
-    m, a = _mode_rates(beta, modes)
-    w = np.exp(-0.5 * (np.pi * m / width) ** 2)
+    _, a = _mode_rates(beta, modes)
+    w = _mode_weights(modes, width)
     # last row of e^{cW} = sum_k c^k/k! e_last W^k; W is stochastic below its first
     # row, so the terms decay like c^k/k!: sum until they are below rounding
     c = a * t
@@ -448,7 +454,7 @@ def retention_estimate(
     width = check_real(width, "width", low=0.0, strict_low=True)
     B, n = a0.shape
     m = np.arange(1, modes + 1)
-    w = np.exp(-0.5 * (np.pi * m / width) ** 2)
+    w = _mode_weights(modes, width)
     diff_t = at[:, -1:] - a0[:, :-1]  # (B, n-1)
     samples = np.tensordot(np.cos(diff_t[..., None] * m), w, axes=1)
     if control:
