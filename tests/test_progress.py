@@ -8,14 +8,13 @@ progress_bar` draws the last count when the run ends.
 
 from __future__ import annotations
 
-import os
 import re
 
-import nbclient
 import nbformat
 import pytest
 
 from attnlib._progress import progress_bar
+from tools.execution import execute_notebook
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -54,15 +53,17 @@ traj = attnlib.simulate(attnlib.Model(beta=1.0), X0, times=np.linspace(0, 1, 12)
 
 
 @pytest.fixture(scope="module")
-def saved():
+def saved(tmp_path_factory):
     """A short notebook run headless, with its widget state saved (as the book)."""
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(SOURCE)]
-    client = nbclient.NotebookClient(
-        nb, timeout=600, kernel_name="python3", store_widget_state=True
+    # each cell within a timeout that fails with its source; no MPLBACKEND=Agg
+    return execute_notebook(
+        nb,
+        tmp_path_factory.mktemp("progress"),
+        label="progress bars",
+        store_widget_state=True,
     )
-    client.execute(env={k: v for k, v in os.environ.items() if k != "MPLBACKEND"})
-    return nb
 
 
 def _bars(nb):
