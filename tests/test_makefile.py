@@ -88,3 +88,89 @@ def test_the_execution_cache_is_dropped_when_the_environment_changes(tmp_path):
         assert not (build / ".jupyter_cache").exists()
         fill()
         assert not execution.refresh(build, root)
+
+
+# ------------------------------------------------------- every chapter executed once
+def test_ci_executes_the_chapters_once_in_the_book_build():
+    steps = [
+        line.strip()
+        for line in (ROOT / ".ci" / "run").read_text().splitlines()
+        if line.strip().startswith("make ")
+    ]
+    # the book first (it executes), then what reads its execution cache
+    assert steps[:3] == ["make book", "make student", "make test"], steps
+    assert "reuse_book_outputs(" in Path(student.__file__).read_text()
+
+
+def _executed_chapter(root: Path) -> tuple[Path, str]:
+    """A book with one chapter (a solution holds one of its three code cells), the
+    chapter's text and, in the book's execution cache, its executed notebook."""
+    import jupytext
+    import nbformat
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    (root / "attnlib").mkdir(parents=True)
+    (root / "attnlib" / "core.py").write_text("X = 1\n")
+    text = (
+        "---\njupytext:\n  text_representation:\n    extension: .md\n"
+        "    format_name: myst\nkernelspec:\n  display_name: Python 3\n"
+        "  language: python\n  name: python3\n---\n# Chapter\n\n"
+        "```{code-cell} ipython3\nx = 1\n```\n\n"
+        "```{solution-start} e\n```\n\n```{code-cell} ipython3\nsecret = 2\n```\n\n"
+        "```{solution-end}\n```\n\n```{code-cell} ipython3\nprint(x)\n```\n"
+    )
+    page = root / "book" / "chapter.md"
+    page.parent.mkdir()
+    page.write_text(text)
+    nb = jupytext.read(page)
+    for k, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
+        cell.outputs = [nbformat.v4.new_output("stream", text=f"output {k}\n")]
+    build = root / "_build"
+    execution.refresh(build, root)  # stores this checkout's digest
+    get_cache(build / execution.JUPYTER_CACHE).cache_notebook_bundle(
+        CacheBundleIn(nb, str(page.resolve())), check_validity=False
+    )
+    return page, text
+
+
+def test_the_chapter_tests_read_a_fresh_execution_only(tmp_path):
+    root = tmp_path / "repo"
+    page, text = _executed_chapter(root)
+    build = root / "_build"
+    nb = execution.cached_notebook(page, build, root)
+    assert nb is not None
+    outputs = [c.outputs[0].text for c in nb.cells if c.cell_type == "code"]
+    assert outputs == ["output 0\n", "output 1\n", "output 2\n"]
+    page.write_text(text.replace("print(x)", "print(x + 1)"))  # the code changed
+    assert execution.cached_notebook(page, build, root) is None
+    page.write_text(text)
+    assert execution.cached_notebook(page, build, root) is not None
+    (root / "attnlib" / "core.py").write_text("X = 2\n")  # the library changed
+    assert execution.cached_notebook(page, build, root) is None
+
+
+def test_the_student_edition_takes_the_books_outputs_of_the_cells_it_keeps(tmp_path):
+    import jupytext
+    from jupyter_cache import get_cache
+
+    from bookext.notebooks import strip_solutions
+
+    root = tmp_path / "repo"
+    page, text = _executed_chapter(root)
+    src = tmp_path / "student" / "src"
+    (src / "book").mkdir(parents=True)
+    mirror = src / "book" / "chapter.md"
+    mirror.write_text(strip_solutions(text))
+    filled = execution.reuse_book_outputs(src, src / "_build", root, root / "_build")
+    assert filled == ["book/chapter.md"]
+    # what the student build reads from its cache: the kept cells' book outputs
+    cache = get_cache(src / "_build" / execution.JUPYTER_CACHE)
+    _, merged = cache.merge_match_into_notebook(jupytext.read(mirror))
+    code = [c for c in merged.cells if c.cell_type == "code"]
+    assert [c.source for c in code] == ["x = 1", "print(x)"]
+    assert [c.outputs[0].text for c in code] == ["output 0\n", "output 2\n"]
+    # a stale book cache lends nothing: the student build executes
+    (root / "attnlib" / "core.py").write_text("X = 2\n")
+    again = execution.reuse_book_outputs(src, src / "_b2", root, root / "_build")
+    assert again == []

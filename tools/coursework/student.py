@@ -93,6 +93,10 @@ def student(out: Path = STUDENT) -> Path:
     src.mkdir(parents=True, exist_ok=True)
     student_sources(src)
     execution.refresh(src / "_build")
+    # the outputs of the book's execution of this checkout, cell for cell: a page
+    # runs again only if the book has not executed it (see tools/execution.py)
+    reused = execution.reuse_book_outputs(src, src / "_build")
+    print(f"the student edition reuses the book's outputs of {len(reused)} pages")
     jb = Path(sys.executable).parent / "jupyter-book"
     # the chapters' kernels must use the inline backend to show their figures, as
     # in `make book` (with Agg a figure is only "<Figure ...>" text)
