@@ -51,6 +51,9 @@ book: $(STAMP) $(VENDOR) execution-cache
 	@echo
 	@echo "The book is built. Open file://$(CURDIR)/_build/html/index.html"
 
+# The chapter tests check the notebooks that make book executed when its execution
+# cache is fresh for this checkout, and execute the chapters themselves otherwise
+# (tools/execution.py): after make book, no chapter runs twice.
 test: $(STAMP)
 	$(RUN) MPLBACKEND=Agg $(BIN)/python -m pytest
 

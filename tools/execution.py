@@ -39,9 +39,10 @@ STAMP = ".execution-digest"
 # the book's build folder and its execution cache (Jupyter Book's default place)
 BUILD = ROOT / "_build"
 JUPYTER_CACHE = ".jupyter_cache"
-# seconds one cell may run under execute_notebook: the slowest cell of the book
-# takes about a minute alone on two cores, ten times that on a loaded machine
-CELL_TIMEOUT = 600
+# seconds one cell may run under execute_notebook: more than the longest chapter
+# takes whole on a loaded two-core machine (clustering, 751 s measured), so that
+# only a cell that never ends reaches it
+CELL_TIMEOUT = 1200
 # a wait for a kernel message looks at its socket at least this often (seconds)
 POLL_SLICE = 2.0
 
