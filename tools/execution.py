@@ -268,6 +268,9 @@ def execute_notebook(
     def started(cell, cell_index, **_):
         running["index"], running["cell"] = cell_index, cell
 
+    # after a cell's reply, its last outputs may take a while on a loaded machine:
+    # nbclient's 4 s would drop them with a warning (a figure missing)
+    kwargs.setdefault("iopub_timeout", 60)
     client = _client_class()(
         nb,
         timeout=timeout,
