@@ -15,6 +15,8 @@ import numpy as np
 __all__ = [
     "NORMALIZATIONS",
     "as_states",
+    "as_finite",
+    "check_finite_result",
     "as_angles",
     "as_matrix",
     "as_beta",
@@ -31,6 +33,8 @@ __all__ = [
 ]
 
 UNIT_NORM_TOL = 1e-8
+#: The largest integer a count or a size may take: numpy indexes with int64.
+INT_MAX = 2**63 - 1
 #: The two normalisations of the attention weights: divide by the row sum (SA) or by
 #: ``n`` (USA).
 NORMALIZATIONS = ("sa", "usa")
@@ -52,6 +56,29 @@ def as_numeric(x: Any, name: str, what: str = "array") -> np.ndarray:
     ):
         raise TypeError(f"{name} must be a real numeric {what}, got {_describe(x)}")
     return arr
+
+
+def as_finite(
+    x: Any, name: str, *, what: str = "array", ndims: tuple[int, ...] | None = None
+) -> np.ndarray:
+    """``x`` as a float64 array of finite values (of one of the ranks ``ndims``)."""
+    arr = as_numeric(x, name, what).astype(np.float64, copy=False)
+    if ndims is not None and arr.ndim not in ndims:
+        raise ValueError(
+            f"{name} must be a {' or '.join(f'{k}-D' for k in ndims)} {what}, got "
+            f"shape {arr.shape}"
+        )
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
+    return arr
+
+
+def check_finite_result(out: Any, what: str, hint: str) -> Any:
+    """Return ``out`` if every value is finite, else raise a ValueError saying which
+    arguments to change (``hint`` names them)."""
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"{what} is not finite in float64: {hint}")
+    return out
 
 
 def as_states(
@@ -168,23 +195,28 @@ def check_real(
     return xf
 
 
-def as_beta(beta: Any, batch: int | None, name: str = "beta") -> float | np.ndarray:
-    """A scalar beta >= 0, or for an ensemble of ``batch`` systems an array (B,)."""
+def as_beta(
+    beta: Any, batch: int | None, name: str = "beta", states: str = "X"
+) -> float | np.ndarray:
+    """A scalar beta >= 0, or for an ensemble of ``batch`` systems an array (B,).
+
+    ``states`` names the ensemble argument whose leading axis ``batch`` is.
+    """
     if isinstance(beta, (np.ndarray, list, tuple)) and np.ndim(beta) > 0:
-        arr = np.asarray(beta, dtype=np.float64)
+        arr = as_numeric(beta, name).astype(np.float64)
         if arr.ndim != 1:
             raise ValueError(
                 f"{name} must be a scalar or of shape (B,), got shape {arr.shape}"
             )
         if batch is None:
             raise ValueError(
-                f"{name} given as an array of shape {arr.shape} needs an ensemble X of "
-                "shape (B, n, d)"
+                f"{name} given as an array of shape {arr.shape} needs an ensemble "
+                f"{states} of shape (B, n, d)"
             )
         if arr.shape[0] != batch:
             raise ValueError(
-                f"{name} must have shape ({batch},) to match the ensemble, "
-                f"got {arr.shape}"
+                f"{name} must have shape ({batch},) to match the ensemble {states} of "
+                f"{batch} members, got {arr.shape}"
             )
         if not np.all(np.isfinite(arr)) or np.any(arr < 0):
             raise ValueError(f"{name} must be finite and >= 0")
@@ -202,11 +234,20 @@ def check_int(x: Any, name: str, *, low: int = 0) -> int:
     xi = int(x)
     if xi < low:
         raise ValueError(f"{name} must be an integer >= {low}, got {xi}")
+    if xi > INT_MAX:
+        raise ValueError(
+            f"{name} must be an integer below 2**63 (numpy's index range), got {xi:.3g}"
+        )
     return xi
 
 
 def check_choice(x: Any, name: str, choices: tuple) -> Any:
-    if x not in choices:
+    """Return ``x`` if it is one of ``choices`` (an array is never one)."""
+    try:
+        ok = x in choices
+    except (ValueError, TypeError):  # an array compared with the choices
+        ok = False
+    if not ok:
         raise ValueError(f"{name} must be one of {choices}, got {x!r}")
     return x
 
@@ -223,6 +264,8 @@ def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
     if isinstance(rng, np.random.Generator):
         return rng
     if isinstance(rng, (numbers.Integral, np.integer)) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"{name} must be a non-negative integer seed, got {rng}")
         return np.random.default_rng(int(rng))
     raise TypeError(
         f"{name} must be a numpy.random.Generator or an integer seed, "

@@ -229,7 +229,7 @@ class Model:
         heads = []
         d_seen: set[int] = set()
         for h, (q, k, v) in enumerate(raw):
-            sfx = "" if self.heads is None else f" of head {h}"
+            sfx = "" if self.heads is None else f" of heads[{h}]"
             q = _identity_or(q, "Q" + sfx, None)
             k = _identity_or(k, "K" + sfx, None)
             v = _identity_or(v, "V" + sfx, None)
@@ -291,7 +291,7 @@ class Model:
                     f"beta has shape {np.shape(self.beta)}: {name} must be an "
                     "ensemble (B, n, d)"
                 )
-            as_beta(self.beta, batch)
+            as_beta(self.beta, batch, states=name)
         return X
 
     @property
@@ -521,7 +521,8 @@ def measure_field(
     w = as_states(weights, "weights", ndims=(1,)).astype(np.float64, copy=False)
     if w.shape[0] != atoms.shape[0]:
         raise ValueError(
-            f"weights must have shape ({atoms.shape[0]},) (one per atom), got {w.shape}"
+            f"weights must have shape ({atoms.shape[0]},) (one per row of atoms), got "
+            f"{w.shape}"
         )
     if np.any(w < 0) or not w.sum() > 0:
         raise ValueError("weights must be >= 0 with a positive sum")

@@ -70,6 +70,8 @@ from scipy.special import i1e, iv
 
 from . import _kernel
 from ._validation import (
+    as_finite,
+    check_finite_result,
     as_matrix,
     as_numeric,
     as_states,
@@ -111,7 +113,9 @@ def positional_weights(n: int, slope: float) -> np.ndarray:
     slope = check_real(slope, "slope", low=0.0)
     i = np.arange(n)
     lag = i[:, None] - i[None, :]
-    W = np.where(lag > 0, np.exp(-slope * np.maximum(lag, 0)), 0.0)
+    # e^{-slope (lag - 1)}: the common factor e^{-slope} cancels in the ratio, and
+    # the nearest past token keeps weight one however steep the slope
+    W = np.where(lag > 0, np.exp(-slope * np.maximum(lag - 1, 0)), 0.0)
     sums = W.sum(axis=1, keepdims=True)
     return np.divide(W, sums, out=np.zeros_like(W), where=sums > 0)
 
@@ -206,6 +210,10 @@ class CausalModel:
             raise ValueError(f"Q, K, V have inconsistent token dimensions {dims}")
         self._d = dims.pop() if dims else None
         self._A = None if q is None else q.T @ k
+        if self._A is not None and not np.all(np.isfinite(self._A)):
+            raise ValueError(
+                "Q^T K overflows float64: the entries of Q and K are too large"
+            )
         self._V = v
         self._bias: dict[int, np.ndarray] = {}
 
@@ -313,6 +321,14 @@ def _mode_weights(modes, width):
     return np.exp(-0.5 * (np.pi * m / width) ** 2)
 
 
+# above this slope e^slope is computed with e^-slope factored out
+_STEEP = 50.0
+_PROFILE_HINT = (
+    "the mode rates m^2 I_m(beta) / beta times t (beta={beta:g}, t={t:g}) are too "
+    "large; use a smaller beta or t"
+)
+
+
 def _check_profile(beta, t, slope, modes, width):
     beta = check_real(beta, "beta", low=0.0, strict_low=True)
     t = check_real(t, "t", low=0.0)
@@ -363,17 +379,28 @@ def retention_profile(
     True
     """
     beta, t, slope, modes, width = _check_profile(beta, t, slope, modes, width)
-    s = as_numeric(s, "s").astype(np.float64)
+    s = as_finite(s, "s")
     if np.any((s <= 0) | (s >= 1)):
         raise ValueError("s must lie in (0, 1)")
     _, a = _mode_rates(beta, modes)
-    Y = np.log(np.expm1(slope) / np.expm1(slope * s))
-    coeff = slope * np.exp(slope * s) / np.expm1(slope)
-    g = coeff * _psi(a.reshape((-1,) + (1,) * s.ndim) * t, Y)
-    if per_mode:
-        return g
-    w = _mode_weights(modes, width).reshape((-1,) + (1,) * s.ndim)
-    return np.sum(w * g, axis=0)
+    c = a.reshape((-1,) + (1,) * s.ndim) * t
+    if slope <= _STEEP:
+        Y = np.log(np.expm1(slope) / np.expm1(slope * s))
+        coeff = slope * np.exp(slope * s) / np.expm1(slope)
+        g = coeff * _psi(c, Y)
+    else:  # e^slope overflows: factor e^-slope out and multiply in the log domain
+        Y = slope * (1.0 - s) + np.log(-np.expm1(-slope) / -np.expm1(-slope * s))
+        log_coeff = np.log(slope) + slope * (s - 1.0) - np.log(-np.expm1(-slope))
+        z = 2.0 * np.sqrt(c * Y)
+        with np.errstate(divide="ignore"):
+            log_psi = 0.5 * np.log(c / Y) + np.log(i1e(z)) + z
+        g = np.exp(log_coeff + log_psi)
+    if not per_mode:
+        w = _mode_weights(modes, width).reshape((-1,) + (1,) * s.ndim)
+        g = np.sum(w * g, axis=0)
+    return check_finite_result(
+        g, "the retention profile", _PROFILE_HINT.format(beta=beta, t=t)
+    )
 
 
 def retention_linear(
@@ -415,7 +442,9 @@ def retention_linear(
         k += 1
         coef = coef * c / k
         out += np.sum(w * coef) * row
-    return n * out[: n - 1]
+    return check_finite_result(
+        n * out[: n - 1], "the retention profile", _PROFILE_HINT.format(beta=beta, t=t)
+    )
 
 
 def retention_estimate(
@@ -443,8 +472,8 @@ def retention_estimate(
     mean, stderr : ndarrays, shape (n - 1,)
         The estimate for each source ``k = 0..n-2`` and its standard error.
     """
-    a0 = as_numeric(theta0, "theta0").astype(np.float64)
-    at = as_numeric(theta_t, "theta_t").astype(np.float64)
+    a0 = as_finite(theta0, "theta0")
+    at = as_finite(theta_t, "theta_t")
     if a0.ndim != 2 or a0.shape != at.shape or a0.shape[0] < 2:
         raise ValueError(
             "theta0 and theta_t must have the same shape (B, n) with B >= 2, got "

@@ -177,7 +177,12 @@ class Hardmax:
                 "consensus=True is the R^d dynamics with V = I: use sphere=False and "
                 "no V"
             )
-        dims = {m.shape[1] for m in (self.Q, self.K) if m is not None}
+        qk = [
+            as_matrix(m, nm)
+            for m, nm in ((self.Q, "Q"), (self.K, "K"))
+            if m is not None
+        ]
+        dims = {m.shape[1] for m in qk}
         dims |= {v.shape[0]} if v is not None else set()
         if len(dims) > 1:
             raise ValueError(f"Q, K, V have inconsistent token dimensions {dims}")

@@ -47,6 +47,9 @@ import numpy as np
 from scipy.special import gammaln, ive
 
 from ._validation import (
+    NORMALIZATIONS,
+    as_finite,
+    as_numeric,
     as_states,
     check_choice,
     check_int,
@@ -54,6 +57,7 @@ from ._validation import (
     check_rng,
     check_steps,
     check_unit_norm,
+    exp_scale,
 )
 from .integrate import MAX_STEPS, check_observables, output_times, planned_steps
 
@@ -81,12 +85,29 @@ def funk_hecke(ell: Any, beta: float, d: int) -> np.ndarray:
     """
     beta = check_real(beta, "beta", low=0.0, strict_low=True)
     d = check_int(d, "d", low=2)
-    ell = np.asarray(ell, dtype=np.float64)
-    if np.any(ell < 0) or np.any(ell != np.round(ell)):
-        raise ValueError("ell must be non-negative integers")
+    ell = _check_ell(ell)
     nu = d / 2 - 1
     log_pref = gammaln(d / 2) + nu * np.log(2 / beta) + beta
-    return np.exp(log_pref) * ive(ell + nu, beta)
+    c = ive(ell + nu, beta)
+    if not np.all(np.isfinite(c)):
+        raise ValueError(
+            f"the Bessel function I_(ell + d/2 - 1)(beta) is not available in float64 "
+            f"for ell up to {np.max(ell):g}, d={d}, beta={beta:g}; use a smaller beta "
+            "or ell"
+        )
+    return exp_scale(
+        c,
+        log_pref,
+        what=f"the Funk-Hecke coefficient at beta={beta:g}",
+        hint="use a smaller beta",
+    )
+
+
+def _check_ell(ell: Any) -> np.ndarray:
+    ell = as_finite(ell, "ell")
+    if np.any(ell < 0) or np.any(ell != np.round(ell)):
+        raise ValueError("ell must be non-negative integers")
+    return ell
 
 
 def noisy_rates(
@@ -95,8 +116,8 @@ def noisy_rates(
     r"""Growth rates :math:`\lambda_\ell` of degree-:math:`\ell` perturbations of the
     uniform measure (see the module docstring)."""
     sigma = check_real(sigma, "sigma", low=0.0)
-    check_choice(normalization, "normalization", ("sa", "usa"))
-    ell = np.asarray(ell, dtype=np.float64)
+    check_choice(normalization, "normalization", NORMALIZATIONS)
+    ell = _check_ell(ell)
     c = funk_hecke(ell, beta, d)
     N = 1.0 if normalization == "usa" else float(funk_hecke(0, beta, d))
     return ell * (ell + d - 2) * (c / (beta * N) - sigma)
@@ -115,10 +136,16 @@ def noise_threshold(beta: float, d: int, *, normalization: str = "sa") -> float:
     >>> round(noise_threshold(1e-6, 5), 6)  # beta -> 0: 1/d
     0.2
     """
-    check_choice(normalization, "normalization", ("sa", "usa"))
+    check_choice(normalization, "normalization", NORMALIZATIONS)
     beta = check_real(beta, "beta", low=0.0, strict_low=True)
     d = check_int(d, "d", low=2)
     if normalization == "sa":
+        # I_(d/2)(beta) / I_(d/2-1)(beta) / beta, whose Bessel functions underflow
+        # (beta -> 0) or are not computed (beta > 1e6): there its two-term series
+        if beta < 1e-6:
+            return (1.0 - beta * beta / (d * (d + 2))) / d
+        if beta > 1e6:
+            return (1.0 - (d - 1) / (2.0 * beta)) / beta
         return float(ive(d / 2, beta) / (beta * ive(d / 2 - 1, beta)))
     return float(funk_hecke(1, beta, d) / beta)
 
@@ -197,7 +224,7 @@ def simulate_noisy(
     if np.ndim(sigma) == 0:
         sig = check_real(sigma, "sigma", low=0.0)
     else:
-        sig = np.asarray(sigma, dtype=np.float64)
+        sig = as_numeric(sigma, "sigma").astype(np.float64)
         if X.ndim != 3 or sig.shape != (X.shape[0],) or np.any(~np.isfinite(sig)):
             raise ValueError(
                 f"sigma must be a scalar or of shape (B,) for X0 of shape (B, n, d), "
@@ -213,7 +240,8 @@ def simulate_noisy(
     check_steps(
         planned_steps(times, dt),
         max_steps,
-        what=f"simulate_noisy (dt = {dt:.3g})",
+        what=f"simulate_noisy (dt = {dt:.3g}, up to t_final = {times[-1]:g}, the "
+        "last of times)",
         hint="increase dt or max_steps",
     )
     obs = check_observables(observables)

@@ -57,6 +57,9 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from ._validation import (
+    NORMALIZATIONS,
+    as_finite,
+    as_numeric,
     as_states,
     check_choice,
     check_int,
@@ -182,15 +185,15 @@ def sphere_clock(times: Any, radii: Any, *, speed: Any = None) -> np.ndarray:
     (0.693147, 0.693147)
     """
     t = output_times(times)
-    r = np.asarray(radii, dtype=np.float64)
+    r = as_numeric(radii, "radii").astype(np.float64)
     if r.shape[:1] != t.shape or not np.all(np.isfinite(r)) or np.any(r <= 0):
         raise ValueError(
-            f"radii must be positive and finite with leading axis {t.size}, "
-            f"got shape {r.shape}"
+            f"radii must be positive and finite with leading axis {t.size} (one per "
+            f"entry of times), got shape {r.shape}"
         )
     rate = 1.0 / r
     if speed is not None:
-        m = np.asarray(speed, dtype=np.float64)
+        m = as_numeric(speed, "speed").astype(np.float64)
         if m.shape != r.shape or not np.all(np.isfinite(m)) or np.any(m <= 0):
             raise ValueError(f"speed must be positive with shape {r.shape}")
         rate = rate / m
@@ -231,9 +234,25 @@ def equiangular_scheme_rhs(
     beta = check_real(beta, "beta", low=0.0)
     n = check_int(n, "n", low=1)
     check_choice(scheme, "scheme", SCHEMES)
-    check_choice(normalization, "normalization", ("sa", "usa"))
-    g = np.asarray(gamma, dtype=np.float64)
-    r = np.asarray(radius, dtype=np.float64)
+    check_choice(normalization, "normalization", NORMALIZATIONS)
+    g = as_finite(gamma, "gamma")
+    if np.any(np.abs(g) > 1.0):
+        raise ValueError("gamma must lie in [-1, 1] (an inner product of unit tokens)")
+    r = as_finite(radius, "radius")
+    if np.any(r <= 0):
+        raise ValueError("radius must be > 0")
+    try:
+        np.broadcast_shapes(g.shape, r.shape)
+    except ValueError:
+        raise ValueError(
+            f"gamma and radius must broadcast together, got shapes {g.shape} and "
+            f"{r.shape}"
+        ) from None
+    return _scheme_rhs(g, r, beta, n, scheme, normalization)
+
+
+def _scheme_rhs(g, r, beta, n, scheme, normalization):
+    """:func:`equiangular_scheme_rhs` on checked arguments (the ODE's field)."""
     a, b = _weights(g, beta, n, normalization)
     flow = 2.0 * b * (1.0 - g) * (1.0 + (n - 1) * g)
     if scheme == "post":
@@ -309,18 +328,12 @@ def equiangular_scheme(
     equiangular_scheme_rhs(
         gamma0, radius0, beta=beta, n=n, scheme=scheme, normalization=normalization
     )
+    if t[-1] == 0.0:  # every output time is the initial one
+        one = np.ones(t.shape)
+        return EquiangularScheme(t, gamma0 * one, radius0 * one, 0.0 * one, scheme)
 
     def rhs(_t, y):
-        return np.array(
-            equiangular_scheme_rhs(
-                y[0],
-                y[1],
-                beta=beta,
-                n=n,
-                scheme=scheme,
-                normalization=normalization,
-            )
-        )
+        return np.array(_scheme_rhs(y[0], y[1], beta, n, scheme, normalization))
 
     sol = solve_ivp(
         rhs,
@@ -332,7 +345,10 @@ def equiangular_scheme(
         atol=1e-14,
     )
     if not sol.success:
-        raise ValueError(f"the equiangular ODE could not be solved: {sol.message}")
+        raise ValueError(
+            f"the equiangular ODE could not be solved for beta={beta:g}, n={n}, "
+            f"gamma0={gamma0:g}, radius0={radius0:g}: {sol.message}"
+        )
     return EquiangularScheme(t, sol.y[0], sol.y[1], sol.y[2], scheme)
 
 
@@ -398,5 +414,8 @@ def scheme_time_to(
         atol=1e-12,
     )
     if sol.status != 1:
-        raise ValueError(f"gamma did not reach {level:g}: {sol.message}")
+        raise ValueError(
+            f"gamma did not reach level={level:g} at beta={beta:g}, n={n}: "
+            f"{sol.message}; use a smaller beta"
+        )
     return float(sol.y_events[0][0][2])
