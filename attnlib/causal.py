@@ -66,14 +66,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import i1e, iv
+from ._lazy import special
 
 from . import _kernel
 from ._validation import (
     as_finite,
+    as_heads,
+    as_member_param,
     check_finite_result,
-    as_matrix,
-    as_numeric,
     as_states,
     check_choice,
     check_int,
@@ -185,36 +185,9 @@ class CausalModel:
         check_choice(normalization, "normalization", CAUSAL_NORMALIZATIONS)
         self.normalization = normalization
         self.slope = check_real(slope, "slope", low=0.0)
-        if np.ndim(beta) == 0:
-            self.beta = check_real(beta, "beta", low=0.0)
-        else:
-            b = as_numeric(beta, "beta").astype(np.float64)
-            if b.ndim != 1 or not np.all(np.isfinite(b)) or np.any(b < 0):
-                raise ValueError("beta must be a scalar or a finite array (B,) >= 0")
-            self.beta = b
-        q = None if Q is None else as_matrix(Q, "Q")
-        k = None if K is None else as_matrix(K, "K")
-        v = None if V is None else as_matrix(V, "V")
-        if (q is None) != (k is None):
-            q = np.eye(k.shape[1]) if q is None else q
-            k = np.eye(q.shape[1]) if k is None else k
-        if q is not None and q.shape != k.shape:
-            raise ValueError(
-                f"Q and K must have the same shape, got {q.shape}, {k.shape}"
-            )
-        if v is not None and v.shape[0] != v.shape[1]:
-            raise ValueError(f"V must be square (d, d), got shape {v.shape}")
-        dims = {m.shape[1] for m in (q, k) if m is not None}
-        dims |= {v.shape[0]} if v is not None else set()
-        if len(dims) > 1:
-            raise ValueError(f"Q, K, V have inconsistent token dimensions {dims}")
-        self._d = dims.pop() if dims else None
-        self._A = None if q is None else q.T @ k
-        if self._A is not None and not np.all(np.isfinite(self._A)):
-            raise ValueError(
-                "Q^T K overflows float64: the entries of Q and K are too large"
-            )
-        self._V = v
+        self.beta = as_member_param(beta, "beta")
+        (head,), self._d = as_heads(Q, K, V, psd=False)
+        self._A, self._V = head.A, head.v
         self._bias: dict[int, np.ndarray] = {}
 
     def __repr__(self) -> str:
@@ -231,20 +204,30 @@ class CausalModel:
             )
         return self._bias[n]
 
-    def velocity(self, X: Any) -> np.ndarray:
-        """The velocity field at ``X`` of shape (n, d) or (B, n, d) (validated)."""
-        X = as_states(X, "X")
-        check_unit_norm(X, "X")
+    def check_states(self, X: Any, name: str = "X") -> np.ndarray:
+        """``X`` validated for this model, without evaluating the field (as
+        :meth:`attnlib.Model.check_states`)."""
+        X = as_states(X, name)
+        check_unit_norm(X, name)
         if self._d is not None and X.shape[-1] != self._d:
             raise ValueError(
-                f"X has token dimension d={X.shape[-1]} but Q, K, V are for d={self._d}"
+                f"{name} has token dimension d={X.shape[-1]} but Q, K, V are for "
+                f"d={self._d}"
             )
         if np.ndim(self.beta) > 0 and (X.ndim != 3 or X.shape[0] != self.beta.size):
             raise ValueError(
-                f"beta has shape {self.beta.shape}: X must be an ensemble "
+                f"beta has shape {self.beta.shape}: {name} must be an ensemble "
                 f"({self.beta.size}, n, d), got shape {X.shape}"
             )
-        return self.rhs(X)
+        return X
+
+    def stable_step(self) -> None:
+        """No step-size limit of its own (see :class:`attnlib.integrate.Dynamics`)."""
+        return None
+
+    def velocity(self, X: Any) -> np.ndarray:
+        """The velocity field at ``X`` of shape (n, d) or (B, n, d) (validated)."""
+        return self.rhs(self.check_states(X))
 
     def rhs(self, X: np.ndarray) -> np.ndarray:
         """The velocity field without validation, for integrators."""
@@ -306,13 +289,13 @@ def _psi(c: np.ndarray, y: np.ndarray) -> np.ndarray:
     y = np.maximum(y, 0.0)
     z = 2.0 * np.sqrt(c * y)
     with np.errstate(invalid="ignore", divide="ignore"):
-        val = np.sqrt(c / np.where(y > 0, y, 1.0)) * i1e(z) * np.exp(z)
+        val = np.sqrt(c / np.where(y > 0, y, 1.0)) * special.i1e(z) * np.exp(z)
     return np.where(y > 0, val, c)
 
 
 def _mode_rates(beta, modes):
     m = np.arange(1, modes + 1, dtype=np.float64)
-    return m, m * m * iv(m, beta) / beta
+    return m, m * m * special.iv(m, beta) / beta
 
 
 def _mode_weights(modes, width):
@@ -393,7 +376,7 @@ def retention_profile(
         log_coeff = np.log(slope) + slope * (s - 1.0) - np.log(-np.expm1(-slope))
         z = 2.0 * np.sqrt(c * Y)
         with np.errstate(divide="ignore"):
-            log_psi = 0.5 * np.log(c / Y) + np.log(i1e(z)) + z
+            log_psi = 0.5 * np.log(c / Y) + np.log(special.i1e(z)) + z
         g = np.exp(log_coeff + log_psi)
     if not per_mode:
         w = _mode_weights(modes, width).reshape((-1,) + (1,) * s.ndim)

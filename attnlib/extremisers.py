@@ -44,7 +44,7 @@ from ._special import ive
 from ._stepping import drive
 from ._stepping import MAX_STEPS
 from ._validation import (
-    as_numeric,
+    as_member_param,
     as_states,
     check_bool,
     check_choice,
@@ -407,17 +407,10 @@ def four_particle_ratio(X: np.ndarray, lam: float | np.ndarray) -> np.ndarray:
     if X.shape[-1] != 2:
         raise ValueError(f"X must have shape (n, 2) or (B, n, 2), got shape {X.shape}")
     check_unit_norm(X, "X")
-    if np.ndim(lam) == 0:
-        lam = check_real(lam, "lam", low=0.0, strict_low=True)
-    else:
-        lam = as_numeric(lam, "lam").astype(np.float64)
-        if X.ndim != 3 or lam.shape != (X.shape[0],):
-            raise ValueError(
-                f"lam must be a scalar or of shape (B,) for X of shape (B, n, 2), "
-                f"got lam of shape {lam.shape} and X of shape {X.shape}"
-            )
-        if not np.all(np.isfinite(lam)) or np.any(lam <= 0):
-            raise ValueError("lam must be finite and > 0")
+    lam = as_member_param(
+        lam, "lam", X.shape[0] if X.ndim == 3 else None, positive=True
+    )
+    if np.ndim(lam):
         lam = lam[:, None]
     with np.errstate(divide="ignore"):
         return np.tanh(X[..., 0] ** 2) / np.tanh(lam * X[..., 1] ** 2)

@@ -148,19 +148,19 @@ def _heads(model: Any, d: int) -> tuple[str, list]:
     if np.ndim(model.beta) != 0:
         raise ValueError("model.beta must be a scalar for the Gaussian equations")
     beta = float(model.beta)
-    raw = model.heads if model.heads is not None else [(model.Q, model.K, model.V)]
+    # the matrices were validated by Model (attnlib._validation.as_heads)
+    if model._d is not None and model._d != d:
+        raise ValueError(
+            f"Q, K, V of the model act on dimension {model._d} but the Gaussian is in "
+            f"dimension d={d}"
+        )
     eye = np.eye(d)
     out = []
-    for h, (q, k, v) in enumerate(raw):
-        q = eye if q is None else np.asarray(q, dtype=np.float64)
-        k = eye if k is None else np.asarray(k, dtype=np.float64)
-        v = eye if v is None else np.asarray(v, dtype=np.float64)
-        for nm, m in (("Q", q), ("K", k), ("V", v)):
-            if m.shape[1] != d:
-                raise ValueError(
-                    f"{nm} of head {h} acts on dimension {m.shape[1]} but the Gaussian "
-                    f"is in dimension d={d}"
-                )
+    for head in model._heads:
+        q, k, v = (
+            eye if m is None else m.astype(np.float64, copy=False)
+            for m in (head.q, head.k, head.v)
+        )
         out.append((beta * k.T @ q, beta * k.T @ k, beta * k.T @ q, v))
     return model.kernel, out
 

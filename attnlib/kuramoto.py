@@ -14,7 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_angles, as_finite, check_int, check_real, check_rng
+from ._validation import (
+    as_angles,
+    as_finite,
+    as_member_param,
+    check_int,
+    check_real,
+    check_rng,
+)
 
 __all__ = ["order_parameter", "Kuramoto", "lorentzian_frequencies", "kuramoto_r"]
 
@@ -79,14 +86,8 @@ class Kuramoto:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "omega", as_angles(self.omega, "omega", (1,)))
-        if np.ndim(self.coupling) == 0:
-            c = check_real(self.coupling, "coupling", low=0.0)
-        else:
-            c = as_finite(self.coupling, "coupling")
-            if c.ndim != 1 or c.size == 0 or np.any(c < 0):
-                raise ValueError(
-                    f"coupling must be a number >= 0 or a 1-D array of them, got {c!r}"
-                )
+        c = as_member_param(self.coupling, "coupling")
+        if np.ndim(c):
             c = c[:, None]
         object.__setattr__(self, "_c", c)
 

@@ -44,12 +44,12 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
-from scipy.special import gammaln, ive
+from ._lazy import special
 
 from ._validation import (
     NORMALIZATIONS,
     as_finite,
-    as_numeric,
+    as_member_param,
     as_states,
     check_choice,
     check_int,
@@ -87,8 +87,8 @@ def funk_hecke(ell: Any, beta: float, d: int) -> np.ndarray:
     d = check_int(d, "d", low=2)
     ell = _check_ell(ell)
     nu = d / 2 - 1
-    log_pref = gammaln(d / 2) + nu * np.log(2 / beta) + beta
-    c = ive(ell + nu, beta)
+    log_pref = special.gammaln(d / 2) + nu * np.log(2 / beta) + beta
+    c = special.ive(ell + nu, beta)
     if not np.all(np.isfinite(c)):
         raise ValueError(
             f"the Bessel function I_(ell + d/2 - 1)(beta) is not available in float64 "
@@ -146,7 +146,7 @@ def noise_threshold(beta: float, d: int, *, normalization: str = "sa") -> float:
             return (1.0 - beta * beta / (d * (d + 2))) / d
         if beta > 1e6:
             return (1.0 - (d - 1) / (2.0 * beta)) / beta
-        return float(ive(d / 2, beta) / (beta * ive(d / 2 - 1, beta)))
+        return float(special.ive(d / 2, beta) / (beta * special.ive(d / 2 - 1, beta)))
     return float(funk_hecke(1, beta, d) / beta)
 
 
@@ -221,17 +221,10 @@ def simulate_noisy(
     X = as_states(X0, "X0").copy()
     check_unit_norm(X, "X0")
     model.velocity(X)
-    if np.ndim(sigma) == 0:
-        sig = check_real(sigma, "sigma", low=0.0)
-    else:
-        sig = as_numeric(sigma, "sigma").astype(np.float64)
-        if X.ndim != 3 or sig.shape != (X.shape[0],) or np.any(~np.isfinite(sig)):
-            raise ValueError(
-                f"sigma must be a scalar or of shape (B,) for X0 of shape (B, n, d), "
-                f"got {sig.shape} for {X.shape}"
-            )
-        if np.any(sig < 0):
-            raise ValueError("sigma must be >= 0")
+    sig = as_member_param(
+        sigma, "sigma", X.shape[0] if X.ndim == 3 else None, states="X0"
+    )
+    if np.ndim(sig):
         sig = sig.reshape(-1, 1, 1)
     rng = check_rng(rng)
     times = output_times(times, t_final)

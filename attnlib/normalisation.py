@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.integrate import solve_ivp
+from ._lazy import integrate
 
 from ._validation import (
     NORMALIZATIONS,
@@ -335,7 +335,7 @@ def equiangular_scheme(
     def rhs(_t, y):
         return np.array(_scheme_rhs(y[0], y[1], beta, n, scheme, normalization))
 
-    sol = solve_ivp(
+    sol = integrate.solve_ivp(
         rhs,
         (0.0, float(t[-1])),
         [gamma0, radius0, 0.0],
@@ -404,7 +404,7 @@ def scheme_time_to(
 
     reached.terminal = True
     s_max = 1e3 + 10 * np.exp(min(beta, 700.0))  # beyond the post-LN time to level
-    sol = solve_ivp(
+    sol = integrate.solve_ivp(
         rhs,
         (0.0, s_max),
         [0.0, 0.0, 0.0],

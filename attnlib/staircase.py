@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.integrate import solve_ivp
+from ._lazy import integrate
 
 from ._validation import as_finite, check_real
 
@@ -245,7 +245,7 @@ def merge_flow(
         late.direction = 1
         # the longest path: every cluster crossing half the circle
         span = float(np.pi * np.sqrt(k))
-        sol = solve_ivp(
+        sol = integrate.solve_ivp(
             rhs,
             (0.0, span),
             np.concatenate([th, [t]]),
