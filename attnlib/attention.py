@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from . import _kernel as kern
+from ._control import glpr_usa_step
 from ._validation import (
     NORMALIZATIONS,
     Head,
@@ -223,6 +224,12 @@ class Model:
                 )
             as_beta(self.beta, batch, states=name)
         return X
+
+    def stable_step(self) -> float:
+        """The [GLPR] stable USA step of the largest ``beta``
+        (:func:`attnlib.glpr_usa_step`; SA does not need it), for
+        ``simulate(..., step_rule="glpr")``."""
+        return glpr_usa_step(float(np.max(self.beta)))
 
     @property
     def n_heads(self) -> int:

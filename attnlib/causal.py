@@ -69,6 +69,7 @@ import numpy as np
 from ._lazy import special
 
 from . import _kernel
+from ._control import glpr_usa_step
 from ._validation import (
     as_finite,
     as_heads,
@@ -221,9 +222,10 @@ class CausalModel:
             )
         return X
 
-    def stable_step(self) -> None:
-        """No step-size limit of its own (see :class:`attnlib.integrate.Dynamics`)."""
-        return None
+    def stable_step(self) -> float:
+        """The [GLPR] stable USA step of the largest ``beta``
+        (:func:`attnlib.glpr_usa_step`), for ``simulate(..., step_rule="glpr")``."""
+        return glpr_usa_step(float(np.max(self.beta)))
 
     def velocity(self, X: Any) -> np.ndarray:
         """The velocity field at ``X`` of shape (n, d) or (B, n, d) (validated)."""

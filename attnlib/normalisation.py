@@ -134,16 +134,26 @@ class NormalisedModel:
     def normalization(self) -> str:
         return self.attention.normalization
 
-    def velocity(self, Y: Any) -> np.ndarray:
-        """The velocity field at the state ``Y`` (validated)."""
-        Y = as_states(Y, "Y")
+    def check_states(self, Y: Any, name: str = "Y") -> np.ndarray:
+        """``Y`` validated for this model, without evaluating the field: on the
+        sphere for post-LN, with non-zero rows (whose directions the attention
+        model checks) for pre- and peri-LN."""
+        Y = as_states(Y, name)
         if self.sphere:
-            return self.attention.velocity(Y)
+            return self.attention.check_states(Y, name)
         r = np.linalg.norm(Y, axis=-1, keepdims=True)
         if np.any(r == 0):
-            raise ValueError("Y has a zero row, whose direction is not defined")
-        self.attention.velocity(Y / r)  # validates dimension and beta shape
-        return self.rhs(Y)
+            raise ValueError(f"{name} has a zero row, whose direction is not defined")
+        self.attention.check_states(Y / r, name)  # dimension and beta shape
+        return Y
+
+    def stable_step(self) -> float:
+        """The stable step of the attention model (see :meth:`Model.stable_step`)."""
+        return self.attention.stable_step()
+
+    def velocity(self, Y: Any) -> np.ndarray:
+        """The velocity field at the state ``Y`` (validated)."""
+        return self.rhs(self.check_states(Y))
 
     def rhs(self, Y: np.ndarray) -> np.ndarray:
         """The velocity field without validation, for integrators."""

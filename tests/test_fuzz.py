@@ -779,6 +779,7 @@ HOLDERS = {
     "SinkhornResult",
     "moment_observables",
     "AngleTrajectory",
+    "Dynamics",  # a typing.Protocol: what simulate needs of a model
 }
 
 #: Infinite values that a function documents as its answer (the result field, "" for

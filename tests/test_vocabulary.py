@@ -69,7 +69,8 @@ def _public():
                 continue
             owner = getattr(obj, "__module__", "")
             # the engine's helpers that integrate re-exports live in private modules
-            if not owner.startswith("attnlib") or owner.startswith("attnlib._"):
+            private = owner.startswith("attnlib._") and name != "attnlib"
+            if not owner.startswith("attnlib") or private:
                 continue
             if _holder(obj):
                 continue
