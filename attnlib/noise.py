@@ -39,7 +39,6 @@ stable exactly above
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -50,16 +49,20 @@ from ._validation import (
     NORMALIZATIONS,
     as_finite,
     as_member_param,
-    as_states,
     check_choice,
     check_int,
     check_real,
     check_rng,
-    check_steps,
-    check_unit_norm,
     exp_scale,
 )
-from .integrate import MAX_STEPS, check_observables, output_times, planned_steps
+from ._stepping import drive
+from .integrate import (
+    MAX_STEPS,
+    Dynamics,
+    Trajectory,
+    check_observables,
+    output_times,
+)
 
 __all__ = [
     "funk_hecke",
@@ -150,26 +153,9 @@ def noise_threshold(beta: float, d: int, *, normalization: str = "sa") -> float:
     return float(funk_hecke(1, beta, d) / beta)
 
 
-@dataclass(frozen=True)
-class NoisyTrajectory:
-    """Result of :func:`simulate_noisy`.
-
-    Attributes
-    ----------
-    times : ndarray, shape (T,)
-    states : ndarray, shape (T, *X0.shape), or None
-    observables : mapping str -> ndarray of shape (T, ...)
-    final : ndarray, shape X0.shape
-    n_steps : int
-    dt : float
-    """
-
-    times: np.ndarray
-    states: np.ndarray | None = field(repr=False)
-    observables: Mapping[str, np.ndarray] = field(repr=False)
-    final: np.ndarray = field(repr=False)
-    n_steps: int = 0
-    dt: float = 0.0
+#: The result of :func:`simulate_noisy` is the :class:`attnlib.Trajectory` of
+#: :func:`attnlib.simulate` (``method="euler-maruyama"``); the old name is kept.
+NoisyTrajectory = Trajectory
 
 
 def simulate_noisy(
@@ -189,8 +175,9 @@ def simulate_noisy(
 
     Parameters
     ----------
-    model : object with ``rhs(X)`` and ``velocity(X)``
-        A model on the sphere (e.g. :class:`attnlib.Model`).
+    model : Dynamics
+        A model of the library on the sphere (e.g. :class:`attnlib.Model`): its
+        ``rhs`` is evaluated once per step.
     X0 : ndarray, shape (n, d) or (B, n, d)
         Unit initial tokens.
     sigma : float or ndarray of shape (B,)
@@ -202,7 +189,8 @@ def simulate_noisy(
 
     Returns
     -------
-    NoisyTrajectory
+    Trajectory
+        With ``method="euler-maruyama"`` (``NoisyTrajectory`` is the same class).
 
     Examples
     --------
@@ -212,15 +200,14 @@ def simulate_noisy(
     >>> tr.final.shape, tr.n_steps
     ((8, 3), 10)
     """
-    if not (hasattr(model, "rhs") and hasattr(model, "velocity")):
+    if not isinstance(model, Dynamics):
         raise TypeError(
-            f"model must have rhs and velocity methods, got {type(model).__name__}"
+            "model must be an attnlib model on the sphere (the Dynamics protocol: "
+            f"sphere, check_states, rhs, stable_step), got {type(model).__name__}"
         )
-    if not getattr(model, "sphere", True):
+    if not model.sphere:
         raise ValueError("simulate_noisy integrates models on the sphere")
-    X = as_states(X0, "X0").copy()
-    check_unit_norm(X, "X0")
-    model.velocity(X)
+    X = model.check_states(X0, "X0").copy()
     sig = as_member_param(
         sigma, "sigma", X.shape[0] if X.ndim == 3 else None, states="X0"
     )
@@ -230,33 +217,37 @@ def simulate_noisy(
     times = output_times(times, t_final)
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
     max_steps = check_int(max_steps, "max_steps", low=1)
-    check_steps(
-        planned_steps(times, dt),
-        max_steps,
-        what=f"simulate_noisy (dt = {dt:.3g}, up to t_final = {times[-1]:g}, the "
-        "last of times)",
-        hint="increase dt or max_steps",
-    )
     obs = check_observables(observables)
     states = np.empty((times.size,) + X.shape) if save_states else None
     rec: dict[str, list] = {k: [] for k in obs}
-    t, n_steps = 0.0, 0
-    for k, tk in enumerate(times):
-        span = tk - t
-        if span > 0:
-            m = int(np.ceil(span / dt - 1e-9))
-            h = span / m
-            amp = np.sqrt(2.0 * sig * h)
-            for _ in range(m):
-                xi = rng.standard_normal(X.shape)
-                xi -= np.sum(xi * X, axis=-1, keepdims=True) * X
-                X = X + h * model.rhs(X) + amp * xi
-                X /= np.linalg.norm(X, axis=-1, keepdims=True)
-            n_steps += m
-            t = tk
+
+    def advance(X, h, m):
+        # m Euler-Maruyama steps of size h for the driver (the Generator advances);
+        # h a numpy float64, as the states of float32 runs have always been promoted
+        h = np.float64(h)
+        amp = np.sqrt(2.0 * sig * h)
+        for _ in range(m):
+            xi = rng.standard_normal(X.shape)
+            xi -= np.sum(xi * X, axis=-1, keepdims=True) * X
+            X = X + h * model.rhs(X) + amp * xi
+            X /= np.linalg.norm(X, axis=-1, keepdims=True)
+        return X
+
+    def observe(k, X):
         if save_states:
             states[k] = X
         for name, fn in obs.items():
             rec[name].append(np.asarray(fn(X)))
+
+    X, n_steps, _ = drive(
+        advance,
+        X,
+        times,
+        dt=dt,
+        observe=observe,
+        max_steps=max_steps,
+        what="simulate_noisy",
+        steps_hint="increase dt or max_steps",
+    )
     out = MappingProxyType({k: np.stack(v) for k, v in rec.items()})
-    return NoisyTrajectory(times, states, out, X, n_steps, dt)
+    return Trajectory(times, states, out, X, "euler-maruyama", n_steps, dt)
