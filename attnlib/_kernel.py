@@ -71,7 +71,10 @@ __all__ = [
 
 # Ensemble members are evaluated in chunks holding at most this many kernel entries.
 CHUNK_ENTRIES = 1 << 21
-_USA_HINT = "use normalization='sa', a smaller beta or float64"
+_USA_HINT = (
+    "use normalization='sa', a smaller beta, smaller Q and K (the logits are "
+    "beta <Q x_i, K x_j>) or float64"
+)
 
 Bias = float | Callable[[slice, int], np.ndarray] | None
 

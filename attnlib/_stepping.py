@@ -224,7 +224,8 @@ def drive(
         check_steps(
             planned_steps(times, dt),
             max_steps,
-            what=f"{what} (dt = {dt:.3g}, up to t = {times[-1]:g})",
+            what=f"{what} (dt = {dt:.3g}, up to t_final = {times[-1]:g}, the last "
+            "of times)",
             hint=steps_hint,
         )
     t = 0.0

@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 __all__ = [
     "NORMALIZATIONS",
     "as_states",
+    "as_finite",
+    "check_finite_result",
     "as_angles",
     "as_matrix",
     "as_beta",
+    "as_member_param",
+    "as_heads",
+    "Head",
     "check_int",
     "check_real",
     "check_unit_norm",
@@ -31,6 +36,8 @@ __all__ = [
 ]
 
 UNIT_NORM_TOL = 1e-8
+#: The largest integer a count or a size may take: numpy indexes with int64.
+INT_MAX = 2**63 - 1
 #: The two normalisations of the attention weights: divide by the row sum (SA) or by
 #: ``n`` (USA).
 NORMALIZATIONS = ("sa", "usa")
@@ -52,6 +59,29 @@ def as_numeric(x: Any, name: str, what: str = "array") -> np.ndarray:
     ):
         raise TypeError(f"{name} must be a real numeric {what}, got {_describe(x)}")
     return arr
+
+
+def as_finite(
+    x: Any, name: str, *, what: str = "array", ndims: tuple[int, ...] | None = None
+) -> np.ndarray:
+    """``x`` as a float64 array of finite values (of one of the ranks ``ndims``)."""
+    arr = as_numeric(x, name, what).astype(np.float64, copy=False)
+    if ndims is not None and arr.ndim not in ndims:
+        raise ValueError(
+            f"{name} must be a {' or '.join(f'{k}-D' for k in ndims)} {what}, got "
+            f"shape {arr.shape}"
+        )
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
+    return arr
+
+
+def check_finite_result(out: Any, what: str, hint: str) -> Any:
+    """Return ``out`` if every value is finite, else raise a ValueError saying which
+    arguments to change (``hint`` names them)."""
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"{what} is not finite in float64: {hint}")
+    return out
 
 
 def as_states(
@@ -168,28 +198,162 @@ def check_real(
     return xf
 
 
-def as_beta(beta: Any, batch: int | None, name: str = "beta") -> float | np.ndarray:
-    """A scalar beta >= 0, or for an ensemble of ``batch`` systems an array (B,)."""
-    if isinstance(beta, (np.ndarray, list, tuple)) and np.ndim(beta) > 0:
-        arr = np.asarray(beta, dtype=np.float64)
-        if arr.ndim != 1:
+def as_beta(
+    beta: Any, batch: int | None, name: str = "beta", states: str = "X"
+) -> float | np.ndarray:
+    """A scalar beta >= 0, or for an ensemble of ``batch`` systems an array (B,).
+
+    ``states`` names the ensemble argument whose leading axis ``batch`` is; see
+    :func:`as_member_param`.
+    """
+    return as_member_param(beta, name, batch, states=states)
+
+
+_ANY = object()  # as_member_param: an array of any length (the ensemble comes later)
+
+
+def as_member_param(
+    x: Any,
+    name: str,
+    batch: Any = _ANY,
+    *,
+    states: str = "X",
+    positive: bool = False,
+) -> float | np.ndarray:
+    """A parameter ``>= 0`` (``> 0`` if ``positive``) that may vary over an ensemble.
+
+    The one validator of ``beta``, ``sigma``, ``lam`` and ``coupling``: a finite
+    number, or a finite 1-D array with one value per member of an ensemble ``states``
+    of shape ``(B, ...)``. ``batch`` is ``B`` (the array must have that length),
+    ``None`` (the states are not an ensemble: no array) or left out (any length).
+    """
+    low_msg = "> 0" if positive else ">= 0"
+    if isinstance(x, (np.ndarray, list, tuple)) and np.ndim(x) > 0:
+        arr = as_numeric(x, name).astype(np.float64)
+        if arr.ndim != 1 or arr.size == 0:
             raise ValueError(
                 f"{name} must be a scalar or of shape (B,), got shape {arr.shape}"
             )
         if batch is None:
             raise ValueError(
-                f"{name} given as an array of shape {arr.shape} needs an ensemble X of "
-                "shape (B, n, d)"
+                f"{name} given as an array of shape {arr.shape} needs an ensemble "
+                f"{states} of shape (B, n, d)"
             )
-        if arr.shape[0] != batch:
+        if batch is not _ANY and arr.shape[0] != batch:
             raise ValueError(
-                f"{name} must have shape ({batch},) to match the ensemble, "
-                f"got {arr.shape}"
+                f"{name} must have shape ({batch},) to match the ensemble {states} of "
+                f"{batch} members, got {arr.shape} ({name} must be a scalar or of "
+                "shape (B,))"
             )
-        if not np.all(np.isfinite(arr)) or np.any(arr < 0):
-            raise ValueError(f"{name} must be finite and >= 0")
+        if not np.all(np.isfinite(arr)) or np.any(arr <= 0 if positive else arr < 0):
+            raise ValueError(f"{name} must be finite and {low_msg}")
         return arr
-    return check_real(beta, name, low=0.0)
+    return check_real(x, name, low=0.0, strict_low=positive)
+
+
+class Head(NamedTuple):
+    """What one attention head needs at every evaluation, validated once."""
+
+    q: np.ndarray | None  # (m, d) or None (identity)
+    k: np.ndarray | None
+    v: np.ndarray | None  # (d, d) or None
+    A: np.ndarray | None  # Q^T K, or None for Q = K = I
+    A_sym: np.ndarray | None  # symmetrised A if it is symmetric PSD (tiled path)
+    psd: bool  # Q^T K symmetric positive semi-definite (or the identity)
+
+
+def _head(q, k, v, psd: bool) -> Head:
+    """Cache ``Q^T K`` and, if ``psd``, its symmetric PSD test (one ``eigvalsh``)."""
+    if q is None and k is None:
+        return Head(q, k, v, None, None, True)
+    qm = q if q is not None else np.eye(k.shape[1])
+    km = k if k is not None else np.eye(q.shape[1])
+    A = qm.T @ km
+    if not np.all(np.isfinite(A)):
+        raise ValueError(
+            "Q^T K overflows float64: the entries of Q and K are too large"
+        )
+    if not psd:
+        return Head(q, k, v, A, None, False)
+    scale = max(1.0, float(np.max(np.abs(A))))
+    if np.max(np.abs(A - A.T)) > 1e-13 * scale:
+        return Head(q, k, v, A, None, False)
+    A_sym = 0.5 * (A + A.T)
+    if np.min(np.linalg.eigvalsh(A_sym)) < -1e-12 * scale:
+        return Head(q, k, v, A, None, False)
+    return Head(q, k, v, A, A_sym, True)
+
+
+def as_heads(
+    Q: Any = None,
+    K: Any = None,
+    V: Any = None,
+    heads: Any = None,
+    *,
+    d: int | None = None,
+    psd: bool = True,
+) -> tuple[tuple[Head, ...], int | None]:
+    """The one validator of query, key and value matrices.
+
+    ``Q`` and ``K`` have the same shape ``(m, d)``, or one of them is omitted (the
+    identity) and the other is square; ``V`` is square ``(d, d)``; ``heads`` is a
+    non-empty sequence of ``(Q, K, V)`` triples (``None`` for an identity),
+    exclusive with ``Q``, ``K``, ``V``. Every matrix acts on the same token
+    dimension, ``d`` if it is given. ``psd`` also tests each ``Q^T K`` for symmetric
+    positive semi-definiteness (one ``eigvalsh``), for the tiled field.
+
+    Returns
+    -------
+    heads : tuple of Head
+    d : int or None
+        The token dimension of the matrices (``None``: all identities).
+    """
+    if heads is not None:
+        if any(m is not None for m in (Q, K, V)):
+            raise ValueError("give either heads or Q, K, V, not both")
+        if isinstance(heads, (str, bytes, np.ndarray)):
+            raise TypeError(
+                f"heads must be a sequence of (Q, K, V) triples, got {_describe(heads)}"
+            )
+        try:
+            raw = [tuple(h) for h in heads]
+        except TypeError as exc:
+            raise TypeError("heads must be a sequence of (Q, K, V) triples") from exc
+        if len(raw) == 0 or any(len(h) != 3 for h in raw):
+            raise ValueError("heads must be a non-empty sequence of (Q, K, V) triples")
+    else:
+        raw = [(Q, K, V)]
+    checked = []
+    d_seen: set[int] = set()
+    for h, (q, k, v) in enumerate(raw):
+        sfx = "" if heads is None else f" of heads[{h}]"
+        q, k, v = (
+            None if m is None else as_matrix(m, nm + sfx)
+            for m, nm in ((q, "Q"), (k, "K"), (v, "V"))
+        )
+        if q is not None and k is not None and q.shape != k.shape:
+            raise ValueError(
+                f"Q{sfx} and K{sfx} must have the same shape (m, d), got {q.shape} "
+                f"and {k.shape}"
+            )
+        alone = q if k is None else k if q is None else None
+        if alone is not None and alone.shape[0] != alone.shape[1]:
+            raise ValueError(
+                f"Q{sfx} and K{sfx}: a rectangular (m, d) matrix alone must be square "
+                f"(its partner is the d x d identity), got shape {alone.shape}"
+            )
+        if v is not None and v.shape[0] != v.shape[1]:
+            raise ValueError(f"V{sfx} must be square (d, d), got shape {v.shape}")
+        d_seen |= {m.shape[1] for m in (q, k, v) if m is not None}
+        checked.append((q, k, v))
+    if d is not None:
+        d_seen.add(d)
+    if len(d_seen) > 1:
+        raise ValueError(
+            f"Q, K, V have inconsistent token dimensions d: {sorted(d_seen)}"
+            + (f" (the tokens have d={d})" if d is not None else "")
+        )
+    return tuple(_head(*m, psd) for m in checked), (d_seen.pop() if d_seen else None)
 
 
 def check_int(x: Any, name: str, *, low: int = 0) -> int:
@@ -202,11 +366,20 @@ def check_int(x: Any, name: str, *, low: int = 0) -> int:
     xi = int(x)
     if xi < low:
         raise ValueError(f"{name} must be an integer >= {low}, got {xi}")
+    if xi > INT_MAX:
+        raise ValueError(
+            f"{name} must be an integer below 2**63 (numpy's index range), got {xi:.3g}"
+        )
     return xi
 
 
 def check_choice(x: Any, name: str, choices: tuple) -> Any:
-    if x not in choices:
+    """Return ``x`` if it is one of ``choices`` (an array is never one)."""
+    try:
+        ok = x in choices
+    except (ValueError, TypeError):  # an array compared with the choices
+        ok = False
+    if not ok:
         raise ValueError(f"{name} must be one of {choices}, got {x!r}")
     return x
 
@@ -223,6 +396,8 @@ def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
     if isinstance(rng, np.random.Generator):
         return rng
     if isinstance(rng, (numbers.Integral, np.integer)) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"{name} must be a non-negative integer seed, got {rng}")
         return np.random.default_rng(int(rng))
     raise TypeError(
         f"{name} must be a numpy.random.Generator or an integer seed, "

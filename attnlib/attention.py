@@ -49,15 +49,20 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from . import _kernel as kern
+from ._control import glpr_usa_step
 from ._validation import (
     NORMALIZATIONS,
+    Head,
+    _head as _make_head,
     as_beta,
+    as_heads,
     as_matrix,
+    as_member_param,
     as_states,
     check_bool,
     check_choice,
@@ -86,35 +91,12 @@ MASKS = (None, "causal")
 _CHUNK_ENTRIES = kern.CHUNK_ENTRIES
 
 
-class _Head(NamedTuple):
-    """What one head needs at every evaluation, computed once at construction."""
-
-    q: np.ndarray | None  # (m, d) or None (identity)
-    k: np.ndarray | None
-    v: np.ndarray | None  # (d, d) or None
-    A: np.ndarray | None  # Q^T K, or None for Q = K = I
-    A_sym: np.ndarray | None  # symmetrised A if it is symmetric PSD (tiled path)
-    psd: bool  # Q^T K symmetric positive semi-definite (or the identity)
+# kept for code that imported them from here; the validator owns them
+_Head = Head
 
 
-def _identity_or(m, name, shape):
-    return None if m is None else as_matrix(m, name, shape=shape)
-
-
-def _head(q, k, v) -> _Head:
-    """Cache ``Q^T K`` and its symmetric PSD test (one ``eigvalsh``) for a head."""
-    if q is None and k is None:
-        return _Head(q, k, v, None, None, True)
-    qm = q if q is not None else np.eye(k.shape[1])
-    km = k if k is not None else np.eye(q.shape[1])
-    A = qm.T @ km
-    scale = max(1.0, float(np.max(np.abs(A))))
-    if np.max(np.abs(A - A.T)) > 1e-13 * scale:
-        return _Head(q, k, v, A, None, False)
-    A_sym = 0.5 * (A + A.T)
-    if np.min(np.linalg.eigvalsh(A_sym)) < -1e-12 * scale:
-        return _Head(q, k, v, A, None, False)
-    return _Head(q, k, v, A, A_sym, True)
+def _head(q, k, v) -> Head:
+    return _make_head(q, k, v, True)
 
 
 @dataclass(frozen=True, eq=False)
@@ -196,12 +178,7 @@ class Model:
             check_int(self.sinkhorn_max_iter, "sinkhorn_max_iter", low=1),
         )
         object.__setattr__(self, "block", check_int(self.block, "block", low=1))
-        if np.ndim(self.beta) == 0:
-            object.__setattr__(self, "beta", check_real(self.beta, "beta", low=0.0))
-        else:
-            object.__setattr__(
-                self, "beta", as_beta(self.beta, len(np.ravel(self.beta)))
-            )
+        object.__setattr__(self, "beta", as_member_param(self.beta, "beta"))
         if self.kernel == "sinkhorn":
             if self.normalization != "sa":
                 raise ValueError(
@@ -211,57 +188,11 @@ class Model:
                 )
             if self.mask is not None:
                 raise ValueError("mask='causal' is not defined for kernel='sinkhorn'")
-        if self.heads is not None:
-            if any(m is not None for m in (self.Q, self.K, self.V)):
-                raise ValueError("give either heads or Q, K, V, not both")
-            try:
-                raw = [tuple(h) for h in self.heads]
-            except TypeError as exc:
-                raise TypeError(
-                    "heads must be a sequence of (Q, K, V) triples"
-                ) from exc
-            if len(raw) == 0 or any(len(h) != 3 for h in raw):
-                raise ValueError(
-                    "heads must be a non-empty sequence of (Q, K, V) triples"
-                )
-        else:
-            raw = [(self.Q, self.K, self.V)]
-        heads = []
-        d_seen: set[int] = set()
-        for h, (q, k, v) in enumerate(raw):
-            sfx = "" if self.heads is None else f" of head {h}"
-            q = _identity_or(q, "Q" + sfx, None)
-            k = _identity_or(k, "K" + sfx, None)
-            v = _identity_or(v, "V" + sfx, None)
-            if q is not None and k is not None and q.shape != k.shape:
-                raise ValueError(
-                    f"Q{sfx} and K{sfx} must have the same shape (m, d), got {q.shape} "
-                    f"and {k.shape}"
-                )
-            if (q is None) != (k is None) and (q if q is not None else k).shape[0] != (
-                q if q is not None else k
-            ).shape[1]:
-                raise ValueError(
-                    f"Q{sfx} and K{sfx}: a rectangular (m, d) matrix needs a partner "
-                    "of "
-                    "the same shape (the identity is d x d)"
-                )
-            if v is not None and v.shape[0] != v.shape[1]:
-                raise ValueError(f"V{sfx} must be square (d, d), got shape {v.shape}")
-            for m in (q, k):
-                if m is not None:
-                    d_seen.add(m.shape[1])
-            if v is not None:
-                d_seen.add(v.shape[0])
-            heads.append((q, k, v))
-        if len(d_seen) > 1:
-            raise ValueError(
-                f"Q, K, V have inconsistent token dimensions d: {sorted(d_seen)}"
-            )
+        heads, d = as_heads(self.Q, self.K, self.V, self.heads)
         # validated once: rhs, used by the integrators, checks nothing
-        object.__setattr__(self, "_heads", tuple(_head(*h) for h in heads))
+        object.__setattr__(self, "_heads", heads)
         object.__setattr__(self, "_sinkhorn_init", {})
-        object.__setattr__(self, "_d", d_seen.pop() if d_seen else None)
+        object.__setattr__(self, "_d", d)
 
     # ------------------------------------------------------------------ checks
     def check_states(self, X: Any, name: str = "X") -> np.ndarray:
@@ -291,8 +222,14 @@ class Model:
                     f"beta has shape {np.shape(self.beta)}: {name} must be an "
                     "ensemble (B, n, d)"
                 )
-            as_beta(self.beta, batch)
+            as_beta(self.beta, batch, states=name)
         return X
+
+    def stable_step(self) -> float:
+        """The [GLPR] stable USA step of the largest ``beta``
+        (:func:`attnlib.glpr_usa_step`; SA does not need it), for
+        ``simulate(..., step_rule="glpr")``."""
+        return glpr_usa_step(float(np.max(self.beta)))
 
     @property
     def n_heads(self) -> int:
@@ -521,7 +458,8 @@ def measure_field(
     w = as_states(weights, "weights", ndims=(1,)).astype(np.float64, copy=False)
     if w.shape[0] != atoms.shape[0]:
         raise ValueError(
-            f"weights must have shape ({atoms.shape[0]},) (one per atom), got {w.shape}"
+            f"weights must have shape ({atoms.shape[0]},) (one per row of atoms), got "
+            f"{w.shape}"
         )
     if np.any(w < 0) or not w.sum() > 0:
         raise ValueError("weights must be >= 0 with a positive sum")
@@ -531,12 +469,10 @@ def measure_field(
     if sphere:
         check_unit_norm(points, "points")
         check_unit_norm(atoms, "atoms")
-    head = _head(
-        *(
-            None if m is None else as_matrix(m, name, shape=(d, d))
-            for m, name in ((Q, "Q"), (K, "K"), (V, "V"))
-        )
-    )
+    for m, name in ((Q, "Q"), (K, "K"), (V, "V")):
+        if m is not None:
+            as_matrix(m, name, shape=(d, d))
+    (head,), _ = as_heads(Q, K, V, d=d, psd=False)
     return kern.measure_field(
         points,
         atoms,

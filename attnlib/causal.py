@@ -66,12 +66,15 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import i1e, iv
+from ._lazy import special
 
 from . import _kernel
+from ._control import glpr_usa_step
 from ._validation import (
-    as_matrix,
-    as_numeric,
+    as_finite,
+    as_heads,
+    as_member_param,
+    check_finite_result,
     as_states,
     check_choice,
     check_int,
@@ -111,7 +114,9 @@ def positional_weights(n: int, slope: float) -> np.ndarray:
     slope = check_real(slope, "slope", low=0.0)
     i = np.arange(n)
     lag = i[:, None] - i[None, :]
-    W = np.where(lag > 0, np.exp(-slope * np.maximum(lag, 0)), 0.0)
+    # e^{-slope (lag - 1)}: the common factor e^{-slope} cancels in the ratio, and
+    # the nearest past token keeps weight one however steep the slope
+    W = np.where(lag > 0, np.exp(-slope * np.maximum(lag - 1, 0)), 0.0)
     sums = W.sum(axis=1, keepdims=True)
     return np.divide(W, sums, out=np.zeros_like(W), where=sums > 0)
 
@@ -181,32 +186,9 @@ class CausalModel:
         check_choice(normalization, "normalization", CAUSAL_NORMALIZATIONS)
         self.normalization = normalization
         self.slope = check_real(slope, "slope", low=0.0)
-        if np.ndim(beta) == 0:
-            self.beta = check_real(beta, "beta", low=0.0)
-        else:
-            b = as_numeric(beta, "beta").astype(np.float64)
-            if b.ndim != 1 or not np.all(np.isfinite(b)) or np.any(b < 0):
-                raise ValueError("beta must be a scalar or a finite array (B,) >= 0")
-            self.beta = b
-        q = None if Q is None else as_matrix(Q, "Q")
-        k = None if K is None else as_matrix(K, "K")
-        v = None if V is None else as_matrix(V, "V")
-        if (q is None) != (k is None):
-            q = np.eye(k.shape[1]) if q is None else q
-            k = np.eye(q.shape[1]) if k is None else k
-        if q is not None and q.shape != k.shape:
-            raise ValueError(
-                f"Q and K must have the same shape, got {q.shape}, {k.shape}"
-            )
-        if v is not None and v.shape[0] != v.shape[1]:
-            raise ValueError(f"V must be square (d, d), got shape {v.shape}")
-        dims = {m.shape[1] for m in (q, k) if m is not None}
-        dims |= {v.shape[0]} if v is not None else set()
-        if len(dims) > 1:
-            raise ValueError(f"Q, K, V have inconsistent token dimensions {dims}")
-        self._d = dims.pop() if dims else None
-        self._A = None if q is None else q.T @ k
-        self._V = v
+        self.beta = as_member_param(beta, "beta")
+        (head,), self._d = as_heads(Q, K, V, psd=False)
+        self._A, self._V = head.A, head.v
         self._bias: dict[int, np.ndarray] = {}
 
     def __repr__(self) -> str:
@@ -223,20 +205,31 @@ class CausalModel:
             )
         return self._bias[n]
 
-    def velocity(self, X: Any) -> np.ndarray:
-        """The velocity field at ``X`` of shape (n, d) or (B, n, d) (validated)."""
-        X = as_states(X, "X")
-        check_unit_norm(X, "X")
+    def check_states(self, X: Any, name: str = "X") -> np.ndarray:
+        """``X`` validated for this model, without evaluating the field (as
+        :meth:`attnlib.Model.check_states`)."""
+        X = as_states(X, name)
+        check_unit_norm(X, name)
         if self._d is not None and X.shape[-1] != self._d:
             raise ValueError(
-                f"X has token dimension d={X.shape[-1]} but Q, K, V are for d={self._d}"
+                f"{name} has token dimension d={X.shape[-1]} but Q, K, V are for "
+                f"d={self._d}"
             )
         if np.ndim(self.beta) > 0 and (X.ndim != 3 or X.shape[0] != self.beta.size):
             raise ValueError(
-                f"beta has shape {self.beta.shape}: X must be an ensemble "
+                f"beta has shape {self.beta.shape}: {name} must be an ensemble "
                 f"({self.beta.size}, n, d), got shape {X.shape}"
             )
-        return self.rhs(X)
+        return X
+
+    def stable_step(self) -> float:
+        """The [GLPR] stable USA step of the largest ``beta``
+        (:func:`attnlib.glpr_usa_step`), for ``simulate(..., step_rule="glpr")``."""
+        return glpr_usa_step(float(np.max(self.beta)))
+
+    def velocity(self, X: Any) -> np.ndarray:
+        """The velocity field at ``X`` of shape (n, d) or (B, n, d) (validated)."""
+        return self.rhs(self.check_states(X))
 
     def rhs(self, X: np.ndarray) -> np.ndarray:
         """The velocity field without validation, for integrators."""
@@ -298,19 +291,27 @@ def _psi(c: np.ndarray, y: np.ndarray) -> np.ndarray:
     y = np.maximum(y, 0.0)
     z = 2.0 * np.sqrt(c * y)
     with np.errstate(invalid="ignore", divide="ignore"):
-        val = np.sqrt(c / np.where(y > 0, y, 1.0)) * i1e(z) * np.exp(z)
+        val = np.sqrt(c / np.where(y > 0, y, 1.0)) * special.i1e(z) * np.exp(z)
     return np.where(y > 0, val, c)
 
 
 def _mode_rates(beta, modes):
     m = np.arange(1, modes + 1, dtype=np.float64)
-    return m, m * m * iv(m, beta) / beta
+    return m, m * m * special.iv(m, beta) / beta
 
 
 def _mode_weights(modes, width):
     r""":math:`\omega_m = e^{-\pi^2m^2/(2M^2)}`, ``m = 1..modes``, ``M = width``."""
     m = np.arange(1, modes + 1, dtype=np.float64)
     return np.exp(-0.5 * (np.pi * m / width) ** 2)
+
+
+# above this slope e^slope is computed with e^-slope factored out
+_STEEP = 50.0
+_PROFILE_HINT = (
+    "the mode rates m^2 I_m(beta) / beta times t (beta={beta:g}, t={t:g}) are too "
+    "large; use a smaller beta or t"
+)
 
 
 def _check_profile(beta, t, slope, modes, width):
@@ -363,17 +364,28 @@ def retention_profile(
     True
     """
     beta, t, slope, modes, width = _check_profile(beta, t, slope, modes, width)
-    s = as_numeric(s, "s").astype(np.float64)
+    s = as_finite(s, "s")
     if np.any((s <= 0) | (s >= 1)):
         raise ValueError("s must lie in (0, 1)")
     _, a = _mode_rates(beta, modes)
-    Y = np.log(np.expm1(slope) / np.expm1(slope * s))
-    coeff = slope * np.exp(slope * s) / np.expm1(slope)
-    g = coeff * _psi(a.reshape((-1,) + (1,) * s.ndim) * t, Y)
-    if per_mode:
-        return g
-    w = _mode_weights(modes, width).reshape((-1,) + (1,) * s.ndim)
-    return np.sum(w * g, axis=0)
+    c = a.reshape((-1,) + (1,) * s.ndim) * t
+    if slope <= _STEEP:
+        Y = np.log(np.expm1(slope) / np.expm1(slope * s))
+        coeff = slope * np.exp(slope * s) / np.expm1(slope)
+        g = coeff * _psi(c, Y)
+    else:  # e^slope overflows: factor e^-slope out and multiply in the log domain
+        Y = slope * (1.0 - s) + np.log(-np.expm1(-slope) / -np.expm1(-slope * s))
+        log_coeff = np.log(slope) + slope * (s - 1.0) - np.log(-np.expm1(-slope))
+        z = 2.0 * np.sqrt(c * Y)
+        with np.errstate(divide="ignore"):
+            log_psi = 0.5 * np.log(c / Y) + np.log(special.i1e(z)) + z
+        g = np.exp(log_coeff + log_psi)
+    if not per_mode:
+        w = _mode_weights(modes, width).reshape((-1,) + (1,) * s.ndim)
+        g = np.sum(w * g, axis=0)
+    return check_finite_result(
+        g, "the retention profile", _PROFILE_HINT.format(beta=beta, t=t)
+    )
 
 
 def retention_linear(
@@ -415,7 +427,9 @@ def retention_linear(
         k += 1
         coef = coef * c / k
         out += np.sum(w * coef) * row
-    return n * out[: n - 1]
+    return check_finite_result(
+        n * out[: n - 1], "the retention profile", _PROFILE_HINT.format(beta=beta, t=t)
+    )
 
 
 def retention_estimate(
@@ -443,8 +457,8 @@ def retention_estimate(
     mean, stderr : ndarrays, shape (n - 1,)
         The estimate for each source ``k = 0..n-2`` and its standard error.
     """
-    a0 = as_numeric(theta0, "theta0").astype(np.float64)
-    at = as_numeric(theta_t, "theta_t").astype(np.float64)
+    a0 = as_finite(theta0, "theta0")
+    at = as_finite(theta_t, "theta_t")
     if a0.ndim != 2 or a0.shape != at.shape or a0.shape[0] < 2:
         raise ValueError(
             "theta0 and theta_t must have the same shape (B, n) with B >= 2, got "

@@ -28,6 +28,7 @@ from . import _kernel as kern
 from ._validation import (
     as_beta,
     check_bool,
+    check_int,
     as_numeric,
     as_states,
     check_unit_norm,
@@ -73,7 +74,10 @@ def log_energy(X: np.ndarray, beta: float | np.ndarray) -> np.ndarray | float:
     X, b = _prepare(X, beta)
     n = X.shape[-2]
     G = X @ np.swapaxes(X, -1, -2)
-    s = np.exp(b * (G - 1.0)).sum(axis=(-1, -2))
+    E = b * (G - 1.0)
+    if np.max(E) > 1.0:  # <x_i, x_i> above 1 by rounding, blown up by beta ~ 1e16
+        E = np.minimum(E, 0.0)
+    s = np.exp(E).sum(axis=(-1, -2))
     bb = np.asarray(b).reshape(-1) if X.ndim == 3 else b
     out = bb + np.log(s) - np.log(2.0 * bb * n * n)
     return float(out) if X.ndim == 2 else np.asarray(out)
@@ -115,8 +119,9 @@ def energy(X: np.ndarray, beta: float | np.ndarray) -> np.ndarray | float:
     top = float(np.max(le))
     if top > log_max(dtype):
         raise ValueError(
-            f"the energy E_beta overflows {dtype.name} (log E = {top:.1f} > "
-            f"{log_max(dtype):.1f}); use attnlib.log_energy, which is finite"
+            f"the energy E_beta overflows {dtype.name} at this beta (log E = "
+            f"{top:.4g} > {log_max(dtype):.1f}); use attnlib.log_energy, which is "
+            "finite"
         )
     return float(np.exp(le)) if np.ndim(le) == 0 else np.exp(le)
 
@@ -170,11 +175,14 @@ def as_interaction(D, d: int, batch: int | None = None, name: str = "D") -> np.n
     asymmetric matrix (the energy only sees the symmetric part of ``D``, and the flows
     of this module are gradient flows only for a symmetric ``D``).
     """
+    d = check_int(d, "d", low=1)
+    if batch is not None:
+        batch = check_int(batch, "batch", low=1)
     arr = as_numeric(D, name, f"matrix of shape ({d}, {d})").astype(np.float64)
     if arr.ndim == 2:
         if arr.shape != (d, d):
             raise ValueError(
-                f"{name} must have shape ({d}, {d}), got shape {arr.shape}"
+                f"{name} must have shape ({d}, {d}) (d={d}), got shape {arr.shape}"
             )
     elif arr.ndim == 3:
         if batch is None or arr.shape != (batch, d, d):
@@ -183,7 +191,9 @@ def as_interaction(D, d: int, batch: int | None = None, name: str = "D") -> np.n
                 want += f" or ({batch}, {d}, {d})"
             raise ValueError(f"{name} must have shape {want}, got shape {arr.shape}")
     else:
-        raise ValueError(f"{name} must have shape ({d}, {d}), got shape {arr.shape}")
+        raise ValueError(
+            f"{name} must have shape ({d}, {d}) (d={d}), got shape {arr.shape}"
+        )
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
     asym = float(np.max(np.abs(arr - np.swapaxes(arr, -1, -2))))
@@ -197,11 +207,13 @@ def _weights(weights, n: int, batch: int | None, dtype) -> np.ndarray:
     if weights is None:
         shape = (n,) if batch is None else (batch, n)
         return np.full(shape, 1.0 / n, dtype=dtype)
-    w = np.asarray(weights, dtype=np.float64)
+    w = as_numeric(weights, "weights").astype(np.float64)
     ok = w.shape == (n,) or (batch is not None and w.shape == (batch, n))
     if not ok:
         want = f"({n},)" if batch is None else f"({n},) or ({batch}, {n})"
-        raise ValueError(f"weights must have shape {want}, got shape {w.shape}")
+        raise ValueError(
+            f"weights must have shape {want} (one per token of X), got shape {w.shape}"
+        )
     if not np.all(np.isfinite(w)) or np.any(w < 0):
         raise ValueError("weights must be finite and >= 0")
     s = w.sum(axis=-1)

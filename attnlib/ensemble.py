@@ -60,15 +60,9 @@ from ._validation import (
     log_max,
 )
 
-__all__ = [
-    "EnsembleResult",
-    "EnsembleRun",
-    "simulate_ensemble",
-    "run_ensemble",
-    "retire_margin",
-    "can_retire",
-    "span_coordinates",
-]
+# the engine of the phase diagrams (run_ensemble, EnsembleRun, can_retire,
+# retire_margin, span_coordinates) takes validated input and is not listed here
+__all__ = ["EnsembleResult", "simulate_ensemble"]
 
 
 def _tr(M):
@@ -420,7 +414,7 @@ def simulate_ensemble(
         X = X[None]
     check_unit_norm(X, "X0")
     B, n, d = X.shape
-    b = as_beta(beta, B)
+    b = as_beta(beta, B, states="X0")
     b = np.full(B, b) if np.ndim(b) == 0 else b
     check_choice(normalization, "normalization", NORMALIZATIONS)
     t_arr = output_times(times)

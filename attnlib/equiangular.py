@@ -45,6 +45,8 @@ def equiangular_rhs(gamma, *, beta: float, n: int, normalization: str = "sa"):
     g = as_numeric(gamma, "gamma").astype(np.float64)
     if not np.all(np.isfinite(g)):
         raise ValueError("gamma must be finite (found NaN or inf)")
+    if np.any(np.abs(g) > 1.0):
+        raise ValueError("gamma must lie in [-1, 1] (an inner product of unit tokens)")
     return _rate(g, beta, n, normalization)
 
 
@@ -124,7 +126,8 @@ def equiangular_gamma(
         check_steps(
             n_eval // 12,
             max_steps,
-            what=f"equiangular_gamma ({normalization.upper()}, beta={beta:g})",
+            what=f"equiangular_gamma ({normalization.upper()}, beta={beta:g}, up to "
+            f"the last of times, {t[-1]:g})",
             hint="increase max_steps, or use "
             + ("normalization='sa' or " if normalization == "usa" else "")
             + "a smaller beta",
@@ -143,7 +146,10 @@ def equiangular_gamma(
         atol=1e-14,
     )
     if not sol.success:
-        raise ValueError(f"the equiangular ODE could not be solved: {sol.message}")
+        raise ValueError(
+            f"the equiangular ODE could not be solved for beta={beta:g}, n={n}, "
+            f"gamma0={gamma0:g}: {sol.message}"
+        )
     return sol.y[0]
 
 

@@ -42,13 +42,17 @@ from . import _kernel as kern
 from ._lazy import optimize, special
 from ._special import ive
 from ._stepping import drive
+from ._stepping import MAX_STEPS
 from ._validation import (
+    as_member_param,
     as_states,
     check_bool,
     check_choice,
+    check_finite_result,
     check_int,
     check_real,
     check_rng,
+    check_steps,
     check_unit_norm,
     exp_scale,
     log_max,
@@ -80,7 +84,7 @@ def _energies(log_e, name: str):
     top = float(np.max(log_e))
     if top > log_max(np.float64):
         raise ValueError(
-            f"the energy overflows float64 (log E = {top:.6g} > "
+            f"the energy overflows float64 at this beta (log E = {top:.6g} > "
             f"{log_max(np.float64):.1f}); use {name}, its logarithm, which is finite"
         )
     return np.exp(log_e)
@@ -402,17 +406,11 @@ def four_particle_ratio(X: np.ndarray, lam: float | np.ndarray) -> np.ndarray:
     X = as_states(X, "X")
     if X.shape[-1] != 2:
         raise ValueError(f"X must have shape (n, 2) or (B, n, 2), got shape {X.shape}")
-    if np.ndim(lam) == 0:
-        lam = check_real(lam, "lam", low=0.0, strict_low=True)
-    else:
-        lam = np.asarray(lam, dtype=np.float64)
-        if X.ndim != 3 or lam.shape != (X.shape[0],):
-            raise ValueError(
-                f"lam must be a scalar or of shape (B,) for X of shape (B, n, 2), "
-                f"got lam of shape {lam.shape} and X of shape {X.shape}"
-            )
-        if not np.all(np.isfinite(lam)) or np.any(lam <= 0):
-            raise ValueError("lam must be finite and > 0")
+    check_unit_norm(X, "X")
+    lam = as_member_param(
+        lam, "lam", X.shape[0] if X.ndim == 3 else None, positive=True
+    )
+    if np.ndim(lam):
         lam = lam[:, None]
     with np.errstate(divide="ignore"):
         return np.tanh(X[..., 0] ** 2) / np.tanh(lam * X[..., 1] ** 2)
@@ -553,8 +551,13 @@ def density_mirror_descent(
         w = w_new
         q[k + 1] = q_new
         eta_k = min(eta, 2.0 * eta_k)
+    log_energies = check_finite_result(
+        s + np.log(q),
+        "the energy of the mirror descent",
+        "the entries of D are too large",
+    )
     return DensityResult(
-        points=points, weights=w, log_energies=s + np.log(q), direction=direction
+        points=points, weights=w, log_energies=log_energies, direction=direction
     )
 
 
@@ -653,19 +656,35 @@ def minimise_configuration(
     d = check_int(d, "d", low=1)
     beta = check_real(beta, "beta", low=0.0, strict_low=True)
     restarts = check_int(restarts, "restarts", low=1)
+    check_steps(
+        restarts, MAX_STEPS, what="minimise_configuration", hint="use fewer restarts"
+    )
+    gtol = check_real(gtol, "gtol", low=0.0, strict_low=True)
     rng = check_rng(rng)
     best, best_f, finals = None, np.inf, []
     for _ in range(restarts):
         y0 = sample_sphere(n, d, rng=rng).ravel()
-        res = optimize.minimize(
-            _ebeta_and_grad,
-            y0,
-            args=(n, d, beta),
-            jac=True,
-            method="L-BFGS-B",
-            options={"gtol": gtol, "ftol": 1e-15, "maxiter": 5000},
-        )
+        with np.errstate(all="ignore"):
+            try:
+                res = optimize.minimize(
+                    _ebeta_and_grad,
+                    y0,
+                    args=(n, d, beta),
+                    jac=True,
+                    method="L-BFGS-B",
+                    options={"gtol": gtol, "ftol": 1e-15, "maxiter": 5000},
+                )
+            except (TypeError, ValueError) as exc:  # a non-finite energy or gradient
+                raise ValueError(
+                    f"the minimisation failed at beta={beta:g} ({exc}); use a smaller "
+                    "beta"
+                ) from None
         f = float(res.fun)
+        if not (np.isfinite(f) and np.all(np.isfinite(res.x))):
+            raise ValueError(
+                f"the minimisation failed at beta={beta:g} (a non-finite energy); use "
+                "a smaller beta"
+            )
         finals.append(f)
         if f < best_f:
             best_f, best = f, res.x.reshape(n, d)

@@ -53,6 +53,7 @@ from ._validation import (
     as_matrix,
     as_numeric,
     check_bool,
+    check_finite_result,
     as_states,
     check_int,
     check_real,
@@ -93,13 +94,16 @@ def _as_mean(alpha: Any, name: str = "alpha") -> np.ndarray:
     return a.astype(np.float64, copy=False)
 
 
-def _as_cov(Sigma: Any, d: int | None, name: str = "Sigma") -> np.ndarray:
+def _as_cov(
+    Sigma: Any, d: int | None, name: str = "Sigma", mean: str = "alpha"
+) -> np.ndarray:
     S = as_matrix(Sigma, name).astype(np.float64, copy=False)
     if S.shape[0] != S.shape[1]:
         raise ValueError(f"{name} must be square (d, d), got shape {S.shape}")
     if d is not None and S.shape[0] != d:
         raise ValueError(
-            f"{name} must have shape ({d}, {d}) to match the mean, got shape {S.shape}"
+            f"{name} must have shape ({d}, {d}) to match the mean {mean} of shape "
+            f"({d},), got shape {S.shape}"
         )
     scale = max(1.0, float(np.max(np.abs(S))))
     asym = float(np.max(np.abs(S - S.T)))
@@ -144,19 +148,19 @@ def _heads(model: Any, d: int) -> tuple[str, list]:
     if np.ndim(model.beta) != 0:
         raise ValueError("model.beta must be a scalar for the Gaussian equations")
     beta = float(model.beta)
-    raw = model.heads if model.heads is not None else [(model.Q, model.K, model.V)]
+    # the matrices were validated by Model (attnlib._validation.as_heads)
+    if model._d is not None and model._d != d:
+        raise ValueError(
+            f"Q, K, V of the model act on dimension {model._d} but the Gaussian is in "
+            f"dimension d={d}"
+        )
     eye = np.eye(d)
     out = []
-    for h, (q, k, v) in enumerate(raw):
-        q = eye if q is None else np.asarray(q, dtype=np.float64)
-        k = eye if k is None else np.asarray(k, dtype=np.float64)
-        v = eye if v is None else np.asarray(v, dtype=np.float64)
-        for nm, m in (("Q", q), ("K", k), ("V", v)):
-            if m.shape[1] != d:
-                raise ValueError(
-                    f"{nm} of head {h} acts on dimension {m.shape[1]} but the Gaussian "
-                    f"is in dimension d={d}"
-                )
+    for head in model._heads:
+        q, k, v = (
+            eye if m is None else m.astype(np.float64, copy=False)
+            for m in (head.q, head.k, head.v)
+        )
         out.append((beta * k.T @ q, beta * k.T @ k, beta * k.T @ q, v))
     return model.kernel, out
 
@@ -267,7 +271,17 @@ def gaussian_field(model: Model, alpha: Any, Sigma: Any) -> AffineField:
             Mh = V @ R @ _sinkhorn_DT(R @ A @ R) @ np.linalg.pinv(R)
             c += V @ alpha - Mh @ alpha
         M += Mh
+    _check_field((M, c))
     return AffineField(M, c)
+
+
+def _check_field(values) -> None:
+    for v in values:
+        check_finite_result(
+            v,
+            "the Gaussian field",
+            "Sigma, alpha or the model's matrices and beta are too large",
+        )
 
 
 def gaussian_rhs(model: Model, alpha: Any, Sigma: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -307,7 +321,9 @@ def gaussian_rhs(model: Model, alpha: Any, Sigma: Any) -> tuple[np.ndarray, np.n
     R = _psd_sqrt(Sigma)
     da, dR = _factor_rhs(kernel, heads, alpha, R)
     dS = dR @ R.T
-    return da, dS + dS.T
+    dS = dS + dS.T
+    _check_field((da, dS))
+    return da, dS
 
 
 # ------------------------------------------------------------------ integrator
@@ -427,7 +443,7 @@ def integrate_gaussian(
     """
     alpha = _as_mean(alpha0, "alpha0").copy()
     d = alpha.shape[0]
-    Sigma0 = _as_cov(Sigma0, d, "Sigma0")
+    Sigma0 = _as_cov(Sigma0, d, "Sigma0", "alpha0")
     kernel, heads = _heads(model, d)
     times = output_times(times, t_final)
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
@@ -438,7 +454,8 @@ def integrate_gaussian(
     check_steps(  # steps are at most dt: a lower bound, checked before the first
         planned_steps(times, dt),
         max_steps,
-        what=f"integrate_gaussian (dt = {dt:.3g}, up to t = {times[-1]:g})",
+        what=f"integrate_gaussian (dt = {dt:.3g}, up to t_final = {times[-1]:g}, "
+        "the last of times)",
         hint="increase dt or max_steps",
     )
 
@@ -473,12 +490,15 @@ def integrate_gaussian(
         if t + h == t:  # growth too fast for float64 time: blow-up at t
             st["blow"] = True
             return y, t, True
-        y = rk_step(f_packed, y, h, "rk4", k1=k1)
+        y_new = rk_step(f_packed, y, h, "rk4", k1=k1)
+        if not np.all(np.isfinite(y_new)):  # overflow: stop at the last finite state
+            st["blow"] = True
+            return y, t, True
+        y = y_new
         t = tk if h == tk - t else t + h
         st["t"] = t
         alpha, L = unpack(y)
-        tr = float(np.sum(L**2))
-        if not np.isfinite(tr) or tr > max_trace or not np.all(np.isfinite(alpha)):
+        if float(np.sum(L**2)) > max_trace:
             st["blow"] = True
         return y, t, st["blow"]
 
@@ -497,7 +517,7 @@ def integrate_gaussian(
         observe=observe,
         max_steps=max_steps,
         what="integrate_gaussian",
-        steps_hint="increase dt or max_steps",
+        steps_hint="increase rel_step, dt or max_steps",
         progress=progress,
         desc="gaussian",
     )
@@ -597,8 +617,8 @@ def riccati_covariance(model: Model, Sigma0: Any, times: Any) -> np.ndarray:
     lam = _top_eigenvalue(P)
     if np.any(t * lam >= 1.0):
         raise ValueError(
-            f"times must be before the blow-up time t* = {1.0 / lam:.6g} (the "
-            f"covariance is infinite from t* on), got t = {float(np.max(t)):g}"
+            f"times must be before the blow-up time t* = {1.0 / lam:.6g} of Sigma0 "
+            f"(the covariance is infinite from t* on), got t = {float(np.max(t)):g}"
         )
     out = R @ np.linalg.inv(np.eye(d) - t[:, None, None] * P) @ R
     return 0.5 * (out + np.swapaxes(out, -1, -2))
@@ -684,7 +704,12 @@ def empirical_moments(X: Any) -> tuple[np.ndarray, np.ndarray]:
     m = X.mean(axis=-2)
     Y = X - m[..., None, :]
     C = np.swapaxes(Y, -1, -2) @ Y / X.shape[-2]
-    return m, 0.5 * (C + np.swapaxes(C, -1, -2))
+    C = check_finite_result(
+        0.5 * (C + np.swapaxes(C, -1, -2)),
+        "the empirical covariance",
+        "the entries of X are too large (scale X down)",
+    )
+    return m, C
 
 
 def moment_observables() -> dict[str, Callable[[np.ndarray], np.ndarray]]:

@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_matrix, as_states, check_real, check_unit_norm
+from ._validation import as_heads, as_states, check_real, check_unit_norm
 
 __all__ = ["hardmax_weights", "Hardmax"]
 
@@ -105,26 +105,10 @@ def hardmax_weights(
         raise ValueError(
             f"queries must have shape (m, d) matching X {X.shape}, got {Y.shape}"
         )
-    q, k = _qk(Q, K, X.shape[-1])
+    (head,), _ = as_heads(Q, K, d=X.shape[-1], psd=False)
+    q, k = head.q, head.k
     tol = check_real(tol, "tol", low=0.0)
     return _weights_from_scores(_scores(Y, X, q, k), tol)
-
-
-def _qk(Q, K, d):
-    q = None if Q is None else as_matrix(Q, "Q")
-    k = None if K is None else as_matrix(K, "K")
-    for m, name in ((q, "Q"), (k, "K")):
-        if m is not None and m.shape[1] != d:
-            raise ValueError(f"{name} must have shape (p, {d}), got {m.shape}")
-    if q is not None and k is not None and q.shape != k.shape:
-        raise ValueError(f"Q and K must have the same shape, got {q.shape}, {k.shape}")
-    for m, name in ((q, "Q"), (k, "K")):
-        if m is not None and (q is None or k is None) and m.shape[0] != d:
-            raise ValueError(
-                f"{name} alone must be square ({d}, {d}) (its partner is the "
-                f"identity), got {m.shape}"
-            )
-    return q, k
 
 
 @dataclass(frozen=True, eq=False)
@@ -169,23 +153,15 @@ class Hardmax:
             if not isinstance(getattr(self, flag), (bool, np.bool_)):
                 raise TypeError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
         check_real(self.tol, "tol", low=0.0)
-        v = None if self.V is None else as_matrix(self.V, "V")
-        if v is not None and v.shape[0] != v.shape[1]:
-            raise ValueError(f"V must be square (d, d), got shape {v.shape}")
-        if self.consensus and (self.sphere or v is not None):
+        (head,), d = as_heads(self.Q, self.K, self.V, psd=False)
+        if self.consensus and (self.sphere or head.v is not None):
             raise ValueError(
                 "consensus=True is the R^d dynamics with V = I: use sphere=False and "
                 "no V"
             )
-        dims = {m.shape[1] for m in (self.Q, self.K) if m is not None}
-        dims |= {v.shape[0]} if v is not None else set()
-        if len(dims) > 1:
-            raise ValueError(f"Q, K, V have inconsistent token dimensions {dims}")
-        d = dims.pop() if dims else None
-        q, k = (None, None) if d is None else _qk(self.Q, self.K, d)
-        object.__setattr__(self, "_q", q)
-        object.__setattr__(self, "_k", k)
-        object.__setattr__(self, "_v", v)
+        object.__setattr__(self, "_q", head.q)
+        object.__setattr__(self, "_k", head.k)
+        object.__setattr__(self, "_v", head.v)
         object.__setattr__(self, "_d", d)
 
     def attention(self, X: Any) -> np.ndarray:
@@ -195,7 +171,11 @@ class Hardmax:
 
     def velocity(self, X: Any) -> np.ndarray:
         """The velocity field at ``X`` (validated input)."""
-        return self.rhs(self._check(X))
+        return self.rhs(self.check_states(X))
+
+    def stable_step(self) -> None:
+        """No step-size limit of its own (see :class:`attnlib.integrate.Dynamics`)."""
+        return None
 
     def rhs(self, X: np.ndarray) -> np.ndarray:
         """The velocity field without validation, for integrators."""
@@ -208,12 +188,16 @@ class Hardmax:
             out -= X
         return out
 
-    def _check(self, X: Any) -> np.ndarray:
-        X = as_states(X, "X")
+    def check_states(self, X: Any, name: str = "X") -> np.ndarray:
+        """``X`` validated for this model, without evaluating the field."""
+        X = as_states(X, name)
         if self._d is not None and X.shape[-1] != self._d:
             raise ValueError(
-                f"X has token dimension d={X.shape[-1]} but Q, K, V are for d={self._d}"
+                f"{name} has token dimension d={X.shape[-1]} but Q, K, V are for "
+                f"d={self._d}"
             )
         if self.sphere:
-            check_unit_norm(X, "X")
+            check_unit_norm(X, name)
         return X
+
+    _check = check_states

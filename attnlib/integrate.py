@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from . import _kernel as kern
+from ._control import glpr_usa_step
 from ._stepping import (
     MAX_STEPS,
     METHODS,
@@ -41,6 +42,7 @@ from ._validation import (
 
 __all__ = [
     "simulate",
+    "Dynamics",
     "Trajectory",
     "glpr_usa_step",
     "METHODS",
@@ -50,6 +52,41 @@ __all__ = [
     "run_explicit",
     "MAX_STEPS",
 ]
+
+
+@runtime_checkable
+class Dynamics(Protocol):
+    r"""What :func:`simulate` needs of a model: the protocol of the library's models.
+
+    :class:`attnlib.Model`, :class:`attnlib.normalisation.NormalisedModel`,
+    :class:`attnlib.causal.CausalModel` and :class:`attnlib.hardmax.Hardmax`
+    implement it.
+
+    Attributes
+    ----------
+    sphere : bool
+        States on the unit sphere (each step is followed by the retraction).
+
+    Methods
+    -------
+    check_states(X, name)
+        ``X`` validated for the model (shape, dimension, unit rows, ensemble size)
+        and returned as a floating array, without evaluating the field.
+    rhs(X)
+        The velocity field without validation, for the integrators: called exactly
+        once per stage of every step.
+    stable_step()
+        The step of ``step_rule="glpr"`` (the [GLPR] stable USA step), or ``None``
+        when the model has none.
+    """
+
+    sphere: bool
+
+    def check_states(self, X: Any, name: str = "X") -> np.ndarray: ...
+
+    def rhs(self, X: np.ndarray) -> np.ndarray: ...
+
+    def stable_step(self) -> float | None: ...
 
 
 @dataclass(frozen=True)
@@ -83,35 +120,6 @@ class Trajectory:
     dt: float = 0.0
 
 
-def glpr_usa_step(beta: float) -> float:
-    r"""Stable USA step of the [GLPR] code.
-
-    .. math:: \eta = 0.1 / \max(\sqrt\beta\, e^{\beta-1/2}, 1)
-
-    Evaluated in the log domain. It is the step of USA (whose speed grows like
-    :math:`e^\beta`); SA does not need it.
-
-    Raises
-    ------
-    ValueError
-        If :math:`\eta` underflows to zero in float64 (``beta`` above about 740).
-
-    Examples
-    --------
-    >>> glpr_usa_step(0.5), f"{glpr_usa_step(50.0):.3e}"
-    (0.1, '4.497e-24')
-    """
-    beta = check_real(beta, "beta", low=0.0)
-    log_rate = 0.5 * np.log(beta) + beta - 0.5 if beta > 0 else -np.inf
-    eta = float(0.1 * np.exp(-max(log_rate, 0.0)))
-    if eta == 0.0:
-        raise ValueError(
-            f"beta={beta:g} is too large for the GLPR USA step: 0.1 e^(-beta) / "
-            "sqrt(beta) underflows float64 (beta must be below about 740)"
-        )
-    return eta
-
-
 def simulate(
     model: Any,
     X0: np.ndarray,
@@ -131,8 +139,9 @@ def simulate(
 
     Parameters
     ----------
-    model : Model or callable
-        An :class:`attnlib.Model` (its ``velocity`` and ``sphere`` are used) or any
+    model : Dynamics or callable
+        A model of the library (:class:`Dynamics`: its ``check_states``, ``rhs``,
+        ``sphere`` and ``stable_step`` are used; ``rhs`` once per stage) or any
         callable ``v(X) -> array`` of the shape of ``X`` (then give ``sphere``).
     X0 : ndarray, shape (n, d) or (B, n, d)
         Initial state at time 0 (unit rows for a model on the sphere).
@@ -175,29 +184,32 @@ def simulate(
     >>> traj.states.shape
     (6, 16, 3)
     """
-    if hasattr(model, "velocity") and callable(model.velocity):
-        f = getattr(model, "rhs", model.velocity)
+    if isinstance(model, Dynamics):
+        f = model.rhs
         if sphere is None:
-            sphere = bool(getattr(model, "sphere", False))
+            sphere = model.sphere
+        # X0 against the model (dimension, unit rows, beta shape), without a field
+        X = model.check_states(X0, "X0")
     elif callable(model):
         f = model
         if sphere is None:
             raise TypeError(
                 "sphere must be given (True/False) when model is a callable"
             )
+        X = as_states(X0, "X0")
     else:
+        missing = [
+            a
+            for a in ("sphere", "check_states", "rhs", "stable_step")
+            if not hasattr(model, a)
+        ]
         raise TypeError(
-            "model must be an attnlib.Model or a callable v(X), "
-            f"got {type(model).__name__}"
+            "model must be an attnlib model (the Dynamics protocol: sphere, "
+            "check_states, rhs, stable_step) or a callable v(X), got "
+            f"{type(model).__name__}"
+            + (f" without {', '.join(missing)}" if missing else "")
         )
     sphere = check_bool(sphere, "sphere")
-    if hasattr(model, "check_states"):
-        # X0 against the model (dimension, unit rows, beta shape), without a field
-        X = model.check_states(X0, "X0")
-    else:
-        X = as_states(X0, "X0")
-        if hasattr(model, "velocity"):
-            model.velocity(X)  # a model of another kind checks its input there
     if sphere:
         check_unit_norm(X, "X0")
     X = X.copy()
@@ -210,10 +222,13 @@ def simulate(
     max_steps = check_int(max_steps, "max_steps", low=1)
     steps_hint = "increase dt or max_steps"
     if step_rule == "glpr":
-        beta = getattr(model, "beta", None)
-        if beta is None:
-            raise ValueError("step_rule='glpr' needs a model with a beta attribute")
-        dt = min(dt, glpr_usa_step(float(np.max(beta))))
+        stable = model.stable_step() if isinstance(model, Dynamics) else None
+        if stable is None:
+            raise ValueError(
+                "step_rule='glpr' needs a model with a stable step (a Model or "
+                "CausalModel: the [GLPR] USA step of its beta)"
+            )
+        dt = min(dt, stable)
         steps_hint = "increase max_steps, or use a smaller beta"
         if getattr(model, "normalization", None) == "sa":
             steps_hint = (

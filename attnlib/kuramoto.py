@@ -14,7 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_angles, check_int, check_real, check_rng
+from ._validation import (
+    as_angles,
+    as_finite,
+    as_member_param,
+    check_int,
+    check_real,
+    check_rng,
+)
 
 __all__ = ["order_parameter", "Kuramoto", "lorentzian_frequencies", "kuramoto_r"]
 
@@ -79,14 +86,8 @@ class Kuramoto:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "omega", as_angles(self.omega, "omega", (1,)))
-        if np.ndim(self.coupling) == 0:
-            c = check_real(self.coupling, "coupling", low=0.0)
-        else:
-            c = np.asarray(self.coupling, dtype=np.float64)
-            if c.ndim != 1 or not np.all(np.isfinite(c)) or np.any(c < 0):
-                raise ValueError(
-                    f"coupling must be a number >= 0 or a 1-D array of them, got {c!r}"
-                )
+        c = as_member_param(self.coupling, "coupling")
+        if np.ndim(c):
             c = c[:, None]
         object.__setattr__(self, "_c", c)
 
@@ -104,8 +105,8 @@ class Kuramoto:
             )
         if np.ndim(self._c) and (theta.ndim != 2 or theta.shape[0] != self._c.shape[0]):
             raise ValueError(
-                f"theta must have shape ({self._c.shape[0]}, n) for {self._c.shape[0]} "
-                f"couplings, got shape {theta.shape}"
+                f"theta must have shape ({self._c.shape[0]}, n) for the "
+                f"{self._c.shape[0]} values of coupling, got shape {theta.shape}"
             )
         return self(theta)
 
@@ -152,7 +153,7 @@ def kuramoto_r(coupling: Any, gamma: float) -> np.ndarray:
     [0.0, 0.7071067811865476]
     """
     gamma = check_real(gamma, "gamma", low=0.0)
-    K = np.asarray(coupling, dtype=np.float64)
+    K = as_finite(coupling, "coupling")
     if not np.all(np.isfinite(K)) or np.any(K < 0):
         raise ValueError("coupling must be finite and >= 0")
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -22,6 +22,7 @@ from ._stepping import MAX_STEPS, drive, output_times, planned_steps, rk_step
 from ._validation import (
     NORMALIZATIONS,
     as_angles,
+    as_numeric,
     check_bool,
     check_choice,
     check_int,
@@ -265,9 +266,9 @@ def mean_field(
     progress = check_bool(progress, "progress")
     grid = TWO_PI * np.arange(M) / M
     if callable(rho0):
-        rho = np.asarray(rho0(grid), dtype=np.float64)
+        rho = as_numeric(rho0(grid), "rho0(grid)").astype(np.float64)
     else:
-        rho = np.asarray(rho0, dtype=np.float64)
+        rho = as_numeric(rho0, "rho0").astype(np.float64)
     if rho.shape != (M,):
         raise ValueError(
             f"rho0 must have shape ({M},) (grid_size values), got {rho.shape}"
@@ -298,7 +299,8 @@ def mean_field(
     check_steps(
         planned_steps(times, dt),
         max_steps,
-        what=f"mean_field (steps of at most dt = {dt:.3g} up to t = {times[-1]:g})",
+        what=f"mean_field (steps of at most dt = {dt:.3g} up to the last of times, "
+        f"{times[-1]:g})",
         hint="increase max_steps or dt, or use a smaller beta",
     )
     ik = 1j * kk
@@ -354,7 +356,7 @@ def mean_field(
         observe=observe,
         max_steps=max_steps,
         what="mean_field",
-        steps_hint="increase max_steps or dt, or use a smaller beta",
+        steps_hint="increase max_steps, dt or cfl, or use a smaller beta",
         progress=progress,
         desc="mean field",
     )

@@ -23,7 +23,9 @@ from ._lazy import csgraph
 from ._validation import (
     as_angles,
     as_states,
+    as_numeric,
     check_bool,
+    check_finite_result,
     check_int,
     check_real,
     log_max,
@@ -59,7 +61,11 @@ def gram(X: np.ndarray) -> np.ndarray:
     ndarray, shape (n, n) or (B, n, n)
     """
     X = as_states(X, "X")
-    return X @ np.swapaxes(X, -1, -2).copy()
+    return check_finite_result(
+        X @ np.swapaxes(X, -1, -2).copy(),
+        "the Gram matrix",
+        "the rows of X are too long (scale X down)",
+    )
 
 
 def _delta(delta):
@@ -133,9 +139,11 @@ def cluster_count(X: np.ndarray, delta: float = 1e-3) -> int | np.ndarray:
 
 # ------------------------------------------------------- observables on Gram matrices
 def _check_gram(G: Any) -> np.ndarray:
-    G = np.asarray(G)
-    if G.ndim not in (2, 3) or G.shape[-1] != G.shape[-2]:
+    G = as_numeric(G, "G")
+    if G.ndim not in (2, 3) or G.shape[-1] != G.shape[-2] or G.size == 0:
         raise ValueError(f"G must have shape (n, n) or (B, n, n), got {G.shape}")
+    if not np.all(np.isfinite(G)):
+        raise ValueError("G must contain only finite values (found NaN or inf)")
     return G
 
 
@@ -285,9 +293,14 @@ class Energy:
         G = _check_gram(G)
         if beta is None:
             raise TypeError("beta must be given to evaluate the energy")
-        b = np.asarray(beta, dtype=np.float64)
+        b = as_numeric(beta, "beta").astype(np.float64)
         if np.any(b <= 0) or not np.all(np.isfinite(b)):
             raise ValueError("beta must be finite and > 0 for the energy")
+        if b.ndim > 1 or (b.ndim == 1 and (G.ndim != 3 or b.size != G.shape[0])):
+            raise ValueError(
+                f"beta must be a number or have shape (B,) for G of shape (B, n, n), "
+                f"got beta of shape {b.shape} and G of shape {G.shape}"
+            )
         n = G.shape[-1]
         bb = b.reshape(-1, 1, 1) if (b.ndim == 1 and G.ndim == 3) else b
         m = G.max(axis=(-1, -2), keepdims=True)  # 1 for unit vectors
@@ -298,8 +311,9 @@ class Energy:
         top = float(np.max(log_e))
         if top > log_max(np.float64):
             raise ValueError(
-                f"the energy E_beta overflows float64 (log E = {top:.1f} > "
-                f"{log_max(np.float64):.1f}); record Energy(log=True), its logarithm"
+                f"the energy E_beta overflows float64 at this beta and G (log E = "
+                f"{top:.4g} > {log_max(np.float64):.1f}); record Energy(log=True), "
+                "its logarithm"
             )
         return np.exp(log_e)
 

@@ -39,23 +39,30 @@ stable exactly above
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
-from scipy.special import gammaln, ive
+from ._lazy import special
 
 from ._validation import (
-    as_states,
+    NORMALIZATIONS,
+    as_finite,
+    as_member_param,
     check_choice,
     check_int,
     check_real,
     check_rng,
-    check_steps,
-    check_unit_norm,
+    exp_scale,
 )
-from .integrate import MAX_STEPS, check_observables, output_times, planned_steps
+from ._stepping import drive
+from .integrate import (
+    MAX_STEPS,
+    Dynamics,
+    Trajectory,
+    check_observables,
+    output_times,
+)
 
 __all__ = [
     "funk_hecke",
@@ -81,12 +88,29 @@ def funk_hecke(ell: Any, beta: float, d: int) -> np.ndarray:
     """
     beta = check_real(beta, "beta", low=0.0, strict_low=True)
     d = check_int(d, "d", low=2)
-    ell = np.asarray(ell, dtype=np.float64)
+    ell = _check_ell(ell)
+    nu = d / 2 - 1
+    log_pref = special.gammaln(d / 2) + nu * np.log(2 / beta) + beta
+    c = special.ive(ell + nu, beta)
+    if not np.all(np.isfinite(c)):
+        raise ValueError(
+            f"the Bessel function I_(ell + d/2 - 1)(beta) is not available in float64 "
+            f"for ell up to {np.max(ell):g}, d={d}, beta={beta:g}; use a smaller beta "
+            "or ell"
+        )
+    return exp_scale(
+        c,
+        log_pref,
+        what=f"the Funk-Hecke coefficient at beta={beta:g}",
+        hint="use a smaller beta",
+    )
+
+
+def _check_ell(ell: Any) -> np.ndarray:
+    ell = as_finite(ell, "ell")
     if np.any(ell < 0) or np.any(ell != np.round(ell)):
         raise ValueError("ell must be non-negative integers")
-    nu = d / 2 - 1
-    log_pref = gammaln(d / 2) + nu * np.log(2 / beta) + beta
-    return np.exp(log_pref) * ive(ell + nu, beta)
+    return ell
 
 
 def noisy_rates(
@@ -95,8 +119,8 @@ def noisy_rates(
     r"""Growth rates :math:`\lambda_\ell` of degree-:math:`\ell` perturbations of the
     uniform measure (see the module docstring)."""
     sigma = check_real(sigma, "sigma", low=0.0)
-    check_choice(normalization, "normalization", ("sa", "usa"))
-    ell = np.asarray(ell, dtype=np.float64)
+    check_choice(normalization, "normalization", NORMALIZATIONS)
+    ell = _check_ell(ell)
     c = funk_hecke(ell, beta, d)
     N = 1.0 if normalization == "usa" else float(funk_hecke(0, beta, d))
     return ell * (ell + d - 2) * (c / (beta * N) - sigma)
@@ -115,34 +139,23 @@ def noise_threshold(beta: float, d: int, *, normalization: str = "sa") -> float:
     >>> round(noise_threshold(1e-6, 5), 6)  # beta -> 0: 1/d
     0.2
     """
-    check_choice(normalization, "normalization", ("sa", "usa"))
+    check_choice(normalization, "normalization", NORMALIZATIONS)
     beta = check_real(beta, "beta", low=0.0, strict_low=True)
     d = check_int(d, "d", low=2)
     if normalization == "sa":
-        return float(ive(d / 2, beta) / (beta * ive(d / 2 - 1, beta)))
+        # I_(d/2)(beta) / I_(d/2-1)(beta) / beta, whose Bessel functions underflow
+        # (beta -> 0) or are not computed (beta > 1e6): there its two-term series
+        if beta < 1e-6:
+            return (1.0 - beta * beta / (d * (d + 2))) / d
+        if beta > 1e6:
+            return (1.0 - (d - 1) / (2.0 * beta)) / beta
+        return float(special.ive(d / 2, beta) / (beta * special.ive(d / 2 - 1, beta)))
     return float(funk_hecke(1, beta, d) / beta)
 
 
-@dataclass(frozen=True)
-class NoisyTrajectory:
-    """Result of :func:`simulate_noisy`.
-
-    Attributes
-    ----------
-    times : ndarray, shape (T,)
-    states : ndarray, shape (T, *X0.shape), or None
-    observables : mapping str -> ndarray of shape (T, ...)
-    final : ndarray, shape X0.shape
-    n_steps : int
-    dt : float
-    """
-
-    times: np.ndarray
-    states: np.ndarray | None = field(repr=False)
-    observables: Mapping[str, np.ndarray] = field(repr=False)
-    final: np.ndarray = field(repr=False)
-    n_steps: int = 0
-    dt: float = 0.0
+#: The result of :func:`simulate_noisy` is the :class:`attnlib.Trajectory` of
+#: :func:`attnlib.simulate` (``method="euler-maruyama"``); the old name is kept.
+NoisyTrajectory = Trajectory
 
 
 def simulate_noisy(
@@ -162,8 +175,9 @@ def simulate_noisy(
 
     Parameters
     ----------
-    model : object with ``rhs(X)`` and ``velocity(X)``
-        A model on the sphere (e.g. :class:`attnlib.Model`).
+    model : Dynamics
+        A model of the library on the sphere (e.g. :class:`attnlib.Model`): its
+        ``rhs`` is evaluated once per step.
     X0 : ndarray, shape (n, d) or (B, n, d)
         Unit initial tokens.
     sigma : float or ndarray of shape (B,)
@@ -175,7 +189,8 @@ def simulate_noisy(
 
     Returns
     -------
-    NoisyTrajectory
+    Trajectory
+        With ``method="euler-maruyama"`` (``NoisyTrajectory`` is the same class).
 
     Examples
     --------
@@ -185,57 +200,54 @@ def simulate_noisy(
     >>> tr.final.shape, tr.n_steps
     ((8, 3), 10)
     """
-    if not (hasattr(model, "rhs") and hasattr(model, "velocity")):
+    if not isinstance(model, Dynamics):
         raise TypeError(
-            f"model must have rhs and velocity methods, got {type(model).__name__}"
+            "model must be an attnlib model on the sphere (the Dynamics protocol: "
+            f"sphere, check_states, rhs, stable_step), got {type(model).__name__}"
         )
-    if not getattr(model, "sphere", True):
+    if not model.sphere:
         raise ValueError("simulate_noisy integrates models on the sphere")
-    X = as_states(X0, "X0").copy()
-    check_unit_norm(X, "X0")
-    model.velocity(X)
-    if np.ndim(sigma) == 0:
-        sig = check_real(sigma, "sigma", low=0.0)
-    else:
-        sig = np.asarray(sigma, dtype=np.float64)
-        if X.ndim != 3 or sig.shape != (X.shape[0],) or np.any(~np.isfinite(sig)):
-            raise ValueError(
-                f"sigma must be a scalar or of shape (B,) for X0 of shape (B, n, d), "
-                f"got {sig.shape} for {X.shape}"
-            )
-        if np.any(sig < 0):
-            raise ValueError("sigma must be >= 0")
+    X = model.check_states(X0, "X0").copy()
+    sig = as_member_param(
+        sigma, "sigma", X.shape[0] if X.ndim == 3 else None, states="X0"
+    )
+    if np.ndim(sig):
         sig = sig.reshape(-1, 1, 1)
     rng = check_rng(rng)
     times = output_times(times, t_final)
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
     max_steps = check_int(max_steps, "max_steps", low=1)
-    check_steps(
-        planned_steps(times, dt),
-        max_steps,
-        what=f"simulate_noisy (dt = {dt:.3g})",
-        hint="increase dt or max_steps",
-    )
     obs = check_observables(observables)
     states = np.empty((times.size,) + X.shape) if save_states else None
     rec: dict[str, list] = {k: [] for k in obs}
-    t, n_steps = 0.0, 0
-    for k, tk in enumerate(times):
-        span = tk - t
-        if span > 0:
-            m = int(np.ceil(span / dt - 1e-9))
-            h = span / m
-            amp = np.sqrt(2.0 * sig * h)
-            for _ in range(m):
-                xi = rng.standard_normal(X.shape)
-                xi -= np.sum(xi * X, axis=-1, keepdims=True) * X
-                X = X + h * model.rhs(X) + amp * xi
-                X /= np.linalg.norm(X, axis=-1, keepdims=True)
-            n_steps += m
-            t = tk
+
+    def advance(X, h, m):
+        # m Euler-Maruyama steps of size h for the driver (the Generator advances);
+        # h a numpy float64, as the states of float32 runs have always been promoted
+        h = np.float64(h)
+        amp = np.sqrt(2.0 * sig * h)
+        for _ in range(m):
+            xi = rng.standard_normal(X.shape)
+            xi -= np.sum(xi * X, axis=-1, keepdims=True) * X
+            X = X + h * model.rhs(X) + amp * xi
+            X /= np.linalg.norm(X, axis=-1, keepdims=True)
+        return X
+
+    def observe(k, X):
         if save_states:
             states[k] = X
         for name, fn in obs.items():
             rec[name].append(np.asarray(fn(X)))
+
+    X, n_steps, _ = drive(
+        advance,
+        X,
+        times,
+        dt=dt,
+        observe=observe,
+        max_steps=max_steps,
+        what="simulate_noisy",
+        steps_hint="increase dt or max_steps",
+    )
     out = MappingProxyType({k: np.stack(v) for k, v in rec.items()})
-    return NoisyTrajectory(times, states, out, X, n_steps, dt)
+    return Trajectory(times, states, out, X, "euler-maruyama", n_steps, dt)

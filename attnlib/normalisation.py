@@ -54,9 +54,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.integrate import solve_ivp
+from ._lazy import integrate
 
 from ._validation import (
+    NORMALIZATIONS,
+    as_finite,
+    as_numeric,
     as_states,
     check_choice,
     check_int,
@@ -131,16 +134,26 @@ class NormalisedModel:
     def normalization(self) -> str:
         return self.attention.normalization
 
-    def velocity(self, Y: Any) -> np.ndarray:
-        """The velocity field at the state ``Y`` (validated)."""
-        Y = as_states(Y, "Y")
+    def check_states(self, Y: Any, name: str = "Y") -> np.ndarray:
+        """``Y`` validated for this model, without evaluating the field: on the
+        sphere for post-LN, with non-zero rows (whose directions the attention
+        model checks) for pre- and peri-LN."""
+        Y = as_states(Y, name)
         if self.sphere:
-            return self.attention.velocity(Y)
+            return self.attention.check_states(Y, name)
         r = np.linalg.norm(Y, axis=-1, keepdims=True)
         if np.any(r == 0):
-            raise ValueError("Y has a zero row, whose direction is not defined")
-        self.attention.velocity(Y / r)  # validates dimension and beta shape
-        return self.rhs(Y)
+            raise ValueError(f"{name} has a zero row, whose direction is not defined")
+        self.attention.check_states(Y / r, name)  # dimension and beta shape
+        return Y
+
+    def stable_step(self) -> float:
+        """The stable step of the attention model (see :meth:`Model.stable_step`)."""
+        return self.attention.stable_step()
+
+    def velocity(self, Y: Any) -> np.ndarray:
+        """The velocity field at the state ``Y`` (validated)."""
+        return self.rhs(self.check_states(Y))
 
     def rhs(self, Y: np.ndarray) -> np.ndarray:
         """The velocity field without validation, for integrators."""
@@ -182,15 +195,15 @@ def sphere_clock(times: Any, radii: Any, *, speed: Any = None) -> np.ndarray:
     (0.693147, 0.693147)
     """
     t = output_times(times)
-    r = np.asarray(radii, dtype=np.float64)
+    r = as_numeric(radii, "radii").astype(np.float64)
     if r.shape[:1] != t.shape or not np.all(np.isfinite(r)) or np.any(r <= 0):
         raise ValueError(
-            f"radii must be positive and finite with leading axis {t.size}, "
-            f"got shape {r.shape}"
+            f"radii must be positive and finite with leading axis {t.size} (one per "
+            f"entry of times), got shape {r.shape}"
         )
     rate = 1.0 / r
     if speed is not None:
-        m = np.asarray(speed, dtype=np.float64)
+        m = as_numeric(speed, "speed").astype(np.float64)
         if m.shape != r.shape or not np.all(np.isfinite(m)) or np.any(m <= 0):
             raise ValueError(f"speed must be positive with shape {r.shape}")
         rate = rate / m
@@ -231,9 +244,25 @@ def equiangular_scheme_rhs(
     beta = check_real(beta, "beta", low=0.0)
     n = check_int(n, "n", low=1)
     check_choice(scheme, "scheme", SCHEMES)
-    check_choice(normalization, "normalization", ("sa", "usa"))
-    g = np.asarray(gamma, dtype=np.float64)
-    r = np.asarray(radius, dtype=np.float64)
+    check_choice(normalization, "normalization", NORMALIZATIONS)
+    g = as_finite(gamma, "gamma")
+    if np.any(np.abs(g) > 1.0):
+        raise ValueError("gamma must lie in [-1, 1] (an inner product of unit tokens)")
+    r = as_finite(radius, "radius")
+    if np.any(r <= 0):
+        raise ValueError("radius must be > 0")
+    try:
+        np.broadcast_shapes(g.shape, r.shape)
+    except ValueError:
+        raise ValueError(
+            f"gamma and radius must broadcast together, got shapes {g.shape} and "
+            f"{r.shape}"
+        ) from None
+    return _scheme_rhs(g, r, beta, n, scheme, normalization)
+
+
+def _scheme_rhs(g, r, beta, n, scheme, normalization):
+    """:func:`equiangular_scheme_rhs` on checked arguments (the ODE's field)."""
     a, b = _weights(g, beta, n, normalization)
     flow = 2.0 * b * (1.0 - g) * (1.0 + (n - 1) * g)
     if scheme == "post":
@@ -309,20 +338,14 @@ def equiangular_scheme(
     equiangular_scheme_rhs(
         gamma0, radius0, beta=beta, n=n, scheme=scheme, normalization=normalization
     )
+    if t[-1] == 0.0:  # every output time is the initial one
+        one = np.ones(t.shape)
+        return EquiangularScheme(t, gamma0 * one, radius0 * one, 0.0 * one, scheme)
 
     def rhs(_t, y):
-        return np.array(
-            equiangular_scheme_rhs(
-                y[0],
-                y[1],
-                beta=beta,
-                n=n,
-                scheme=scheme,
-                normalization=normalization,
-            )
-        )
+        return np.array(_scheme_rhs(y[0], y[1], beta, n, scheme, normalization))
 
-    sol = solve_ivp(
+    sol = integrate.solve_ivp(
         rhs,
         (0.0, float(t[-1])),
         [gamma0, radius0, 0.0],
@@ -332,7 +355,10 @@ def equiangular_scheme(
         atol=1e-14,
     )
     if not sol.success:
-        raise ValueError(f"the equiangular ODE could not be solved: {sol.message}")
+        raise ValueError(
+            f"the equiangular ODE could not be solved for beta={beta:g}, n={n}, "
+            f"gamma0={gamma0:g}, radius0={radius0:g}: {sol.message}"
+        )
     return EquiangularScheme(t, sol.y[0], sol.y[1], sol.y[2], scheme)
 
 
@@ -388,7 +414,7 @@ def scheme_time_to(
 
     reached.terminal = True
     s_max = 1e3 + 10 * np.exp(min(beta, 700.0))  # beyond the post-LN time to level
-    sol = solve_ivp(
+    sol = integrate.solve_ivp(
         rhs,
         (0.0, s_max),
         [0.0, 0.0, 0.0],
@@ -398,5 +424,8 @@ def scheme_time_to(
         atol=1e-12,
     )
     if sol.status != 1:
-        raise ValueError(f"gamma did not reach {level:g}: {sol.message}")
+        raise ValueError(
+            f"gamma did not reach level={level:g} at beta={beta:g}, n={n}: "
+            f"{sol.message}; use a smaller beta"
+        )
     return float(sol.y_events[0][0][2])

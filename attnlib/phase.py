@@ -31,6 +31,7 @@ import numpy as np
 from ._stepping import MAX_STEPS, output_times, planned_steps
 from ._validation import (
     NORMALIZATIONS,
+    as_finite,
     check_bool,
     check_choice,
     check_int,
@@ -194,10 +195,12 @@ def phase_transition_curve(
     >>> round(float(phase_transition_curve([4.0], n=32)[0]), 3)
     6.954
     """
-    bs = np.atleast_1d(np.asarray(betas, dtype=np.float64))
-    if bs.ndim != 1 or not np.all(np.isfinite(bs)) or np.any(bs < 0):
+    bs = np.atleast_1d(as_finite(betas, "betas"))
+    if bs.ndim != 1 or np.any(bs < 0):
         raise ValueError("betas must be a 1-D array of finite values >= 0")
     delta = check_real(delta, "delta", low=0.0, high=1.0, strict_low=True)
+    if 1.0 - delta == 1.0:
+        raise ValueError(f"delta must be above rounding (1 - delta < 1), got {delta}")
     return np.array(
         [
             equiangular_time_to(
@@ -572,7 +575,8 @@ def phase_diagram(
     check_steps(
         planned_steps(times, dt),
         max_steps,
-        what="phase_diagram",
+        what=f"phase_diagram (dt = {dt:.3g}, up to t_final = {times[-1]:g}, the "
+        "last of times)",
         hint="increase dt or max_steps",
     )
     seed = check_int(seed, "seed", low=0)

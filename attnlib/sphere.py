@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import as_numeric, as_states, check_int, check_rng
+from ._validation import (
+    as_numeric,
+    as_states,
+    check_finite_result,
+    check_int,
+    check_rng,
+)
 
 __all__ = ["project", "retract", "sample_sphere", "orthonormal_frame"]
 
@@ -37,7 +43,11 @@ def project(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         raise ValueError(
             f"x and y must have the same shape, got {x.shape} and {y.shape}"
         )
-    return y - np.sum(x * y, axis=-1, keepdims=True) * x
+    return check_finite_result(
+        y - np.sum(x * y, axis=-1, keepdims=True) * x,
+        "the projection",
+        "x and y are too large (<x, y> x overflows; x is a unit vector on the sphere)",
+    )
 
 
 def retract(y: np.ndarray) -> np.ndarray:

@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.integrate import solve_ivp
+from ._lazy import integrate
 
-from ._validation import as_numeric, check_real
+from ._validation import as_finite, check_real
 
 __all__ = ["cluster_energy", "MergeFlow", "merge_flow", "weighted_angle_velocity"]
 
@@ -51,7 +51,7 @@ def _xy(theta):
 def weighted_angle_velocity(
     theta: np.ndarray, masses: np.ndarray, beta: float, n: float
 ) -> np.ndarray:
-    r""":math:`\dot\theta_k` of the module docstring (no validation).
+    r""":math:`\dot\theta_k` of the module docstring.
 
     Evaluated from the angle differences, the angle form of the field on the circle:
     the forces between distant clusters (:math:`e^{-190}` and less along the
@@ -59,6 +59,28 @@ def weighted_angle_velocity(
     projection leaves a rounding residue of order :math:`10^{-17}` that would drown
     them.
     """
+    theta, masses = _angles_and_masses(theta, masses, "theta")
+    beta = check_real(beta, "beta", low=0.0)
+    n = check_real(n, "n", low=0.0, strict_low=True)
+    return _velocity(theta, masses, beta, n)
+
+
+def _angles_and_masses(theta, masses, name):
+    th = as_finite(theta, name, ndims=(1,))
+    if th.size == 0:
+        raise ValueError(f"{name} must be non-empty")
+    m = np.ones_like(th) if masses is None else as_finite(masses, "masses")
+    if m.shape != th.shape or np.any(m <= 0):
+        raise ValueError(
+            f"masses must be positive, one per angle of {name} (the same length, "
+            f"shape {th.shape}), "
+            f"got shape {m.shape}"
+        )
+    return th, m
+
+
+def _velocity(theta, masses, beta, n):
+    """:func:`weighted_angle_velocity` on checked arguments (the ODE's field)."""
     D = theta[:, None] - theta[None, :]
     W = np.exp(beta * (np.cos(D) - 1.0))
     return -(np.sin(D) * W) @ masses / n
@@ -74,17 +96,11 @@ def cluster_energy(theta: Any, masses: Any, beta: float) -> float:
     >>> round(cluster_energy(np.array([0.0, 3.0]), np.array([3, 2]), 200.0), 6)
     0.52
     """
-    th = as_numeric(theta, "theta").astype(np.float64)
-    m = as_numeric(masses, "masses").astype(np.float64)
-    if th.ndim != 1 or m.shape != th.shape:
-        raise ValueError(
-            f"theta and masses must be 1-D of the same length, got {th.shape}, "
-            f"{m.shape}"
-        )
+    th, m = _angles_and_masses(theta, masses, "theta")
     beta = check_real(beta, "beta", low=0.0)
-    n = m.sum()
     K = np.exp(beta * (np.cos(th[:, None] - th[None, :]) - 1.0))
-    return float(m @ K @ m / n**2)
+    m = m / m.max()  # the energy is homogeneous of degree 0 in the masses
+    return float(m @ K @ m / m.sum() ** 2)
 
 
 @dataclass(frozen=True)
@@ -166,14 +182,10 @@ def merge_flow(
     >>> int(res.clusters[-1]), res.merge_times.size
     (2, 1)
     """
-    th = as_numeric(theta0, "theta0").astype(np.float64).copy()
-    if th.ndim != 1 or th.size < 1 or not np.all(np.isfinite(th)):
-        raise ValueError(f"theta0 must be a finite 1-D array, got shape {th.shape}")
-    m = np.ones_like(th) if masses is None else as_numeric(masses, "masses") * 1.0
-    if m.shape != th.shape or np.any(m <= 0) or not np.all(np.isfinite(m)):
-        raise ValueError("masses must be positive, one per angle")
+    th, m = _angles_and_masses(theta0, masses, "theta0")
+    th = th.copy()
     beta = check_real(beta, "beta", low=0.0, strict_low=True)
-    t_max = float(t_max)
+    t_max = np.inf if t_max == np.inf else check_real(t_max, "t_max", low=0.0)
     if not t_max > 0:
         raise ValueError(f"t_max must be > 0, got {t_max}")
     merge_tol = check_real(merge_tol, "merge_tol", low=0.0, strict_low=True)
@@ -214,7 +226,7 @@ def merge_flow(
         k = th.size
 
         def rhs(_s, y):
-            v = weighted_angle_velocity(y[:k], m, beta, n)
+            v = _velocity(y[:k], m, beta, n)
             top = float(np.max(np.abs(v)))
             if top == 0.0:  # exactly stationary (or every force underflows)
                 return np.zeros(k + 1)
@@ -233,7 +245,7 @@ def merge_flow(
         late.direction = 1
         # the longest path: every cluster crossing half the circle
         span = float(np.pi * np.sqrt(k))
-        sol = solve_ivp(
+        sol = integrate.solve_ivp(
             rhs,
             (0.0, span),
             np.concatenate([th, [t]]),

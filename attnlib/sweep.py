@@ -73,6 +73,10 @@ def sweep(
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    if isinstance(params, (str, bytes)) or not hasattr(params, "__iter__"):
+        raise TypeError(
+            f"params must be a sequence of parameters, got {type(params).__name__}"
+        )
     params = list(params)
     if executor is not None and not isinstance(executor, futures.Executor):
         raise TypeError(

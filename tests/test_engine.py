@@ -15,6 +15,7 @@ import pytest
 
 import attnlib as al
 from attnlib import Model, sample_sphere, simulate
+from attnlib.integrate import Dynamics
 from attnlib import _kernel as kern
 from attnlib.clustering import (
     PairFraction,
@@ -285,6 +286,99 @@ def test_rhs_validates_nothing_and_simulate_checks_X0_without_the_field(monkeypa
     assert len(fields) == 40
 
 
+# ------------------------------------------- one field evaluation per stage
+def _models():
+    from attnlib.causal import CausalModel
+    from attnlib.hardmax import Hardmax
+    from attnlib.normalisation import NormalisedModel
+
+    Q = np.array([[1.0, 0.2, 0.0], [0.0, 0.9, 0.1], [0.0, 0.0, 1.1]])
+    return {
+        "Model": (lambda: Model(beta=1.0), "kernel", 1.0),
+        "Model usa QK": (
+            lambda: Model(beta=1.0, Q=Q, normalization="usa"),
+            "kernel",
+            1.0,
+        ),
+        "Model ensemble": (lambda: Model(beta=[1.0, 2.0]), "kernel", "batch"),
+        "NormalisedModel post": (
+            lambda: NormalisedModel("post", beta=1.0),
+            "kernel",
+            1.0,
+        ),
+        "NormalisedModel pre": (
+            lambda: NormalisedModel("pre", beta=1.0),
+            "kernel",
+            2.0,
+        ),
+        "NormalisedModel peri": (
+            lambda: NormalisedModel("peri", beta=1.0),
+            "kernel",
+            2.0,
+        ),
+        "CausalModel": (lambda: CausalModel(1.0, slope=0.5), "kernel", 1.0),
+        "CausalModel positional": (
+            lambda: CausalModel(1.0, slope=0.5, normalization="positional"),
+            "kernel",
+            1.0,
+        ),
+        "Hardmax": (lambda: Hardmax(), "hardmax", 1.0),
+        "Hardmax consensus": (
+            lambda: Hardmax(sphere=False, consensus=True),
+            "hardmax",
+            3.0,
+        ),
+    }
+
+
+@pytest.mark.parametrize("method, stages", [("euler", 1), ("heun", 2), ("rk4", 4)])
+@pytest.mark.parametrize("name", sorted(_models()))
+def test_simulate_evaluates_each_model_once_per_stage(
+    monkeypatch, name, method, stages
+):
+    """No model pays a field evaluation to validate X0: exactly steps x stages."""
+    import attnlib._kernel as kern
+    import attnlib.hardmax as hm
+
+    make, kind, scale = _models()[name]
+    calls = []
+    if kind == "kernel":
+        field = kern.softmax_field
+        monkeypatch.setattr(
+            kern, "softmax_field", lambda *a, **k: (calls.append(1), field(*a, **k))[1]
+        )
+    else:
+        weights = hm._weights_from_scores
+        monkeypatch.setattr(
+            hm, "_weights_from_scores", lambda *a: (calls.append(1), weights(*a))[1]
+        )
+    model = make()
+    assert isinstance(model, Dynamics)
+    X0 = sample_sphere(6, 3, rng=2, batch=2 if scale == "batch" else None)
+    if scale != "batch":
+        X0 = X0 * scale
+    tr = simulate(model, X0, t_final=0.5, dt=0.1, method=method)
+    assert tr.n_steps == 5
+    assert len(calls) == tr.n_steps * stages
+
+
+def test_simulate_requires_the_dynamics_protocol():
+    class VelocityOnly:  # what simulate used to duck-type
+        sphere = True
+
+        def velocity(self, X):
+            return np.zeros_like(X)
+
+    with pytest.raises(TypeError, match="without check_states, rhs, stable_step"):
+        simulate(VelocityOnly(), sample_sphere(4, 3, rng=0), t_final=1.0)
+    with pytest.raises(TypeError, match="sphere must be given"):
+        simulate(lambda X: -X, sample_sphere(4, 3, rng=0), t_final=1.0)
+    from attnlib.hardmax import Hardmax
+
+    with pytest.raises(ValueError, match="stable step"):
+        simulate(Hardmax(), sample_sphere(4, 3, rng=0), t_final=1.0, step_rule="glpr")
+
+
 # ---------------------------------------------------------------- engine
 def test_simulate_ensemble_fast_path_is_simulate_euler(rng):
     X0 = sample_sphere(6, 9, rng=rng, batch=3)
@@ -360,7 +454,7 @@ def test_phase_task_is_a_frozen_dataclass():
 # and widgets on top.
 LAYERS = {
     **dict.fromkeys(["_validation", "_lazy", "_version"], 0),
-    **dict.fromkeys(["_progress", "_special", "_kernel", "_sinkhorn"], 1),
+    **dict.fromkeys(["_progress", "_special", "_kernel", "_sinkhorn", "_control"], 1),
     **dict.fromkeys(["sphere", "metrics", "kuramoto", "symbolic"], 1),
     **dict.fromkeys(["_stepping", "sweep", "attention", "energy", "wendel"], 2),
     **dict.fromkeys(["equiangular", "integrate", "ensemble", "extremisers"], 3),
@@ -424,9 +518,20 @@ def test_imports_are_layered_and_acyclic():
     # strictly decreasing layers along every import: no cycle is possible
 
 
-def test_import_attnlib_is_light():
+@pytest.mark.parametrize(
+    "module",
+    [
+        "attnlib",
+        "attnlib.causal",
+        "attnlib.hardmax",
+        "attnlib.noise",
+        "attnlib.normalisation",
+        "attnlib.staircase",
+    ],
+)
+def test_import_attnlib_is_light(module):
     r = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import attnlib"],
+        [sys.executable, "-X", "importtime", "-c", f"import {module}"],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -449,7 +554,7 @@ def test_import_attnlib_is_light():
         "tqdm",
         "IPython",
     ):
-        assert heavy not in mods, f"import attnlib imports {heavy}"
+        assert heavy not in mods, f"import {module} imports {heavy}"
 
 
 # ------------------------------------- inputs that gave NaN or unclear errors

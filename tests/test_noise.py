@@ -120,3 +120,42 @@ def test_validation():
         funk_hecke(-1, 1.0, 3)
     with pytest.raises(ValueError, match="normalization"):
         noise_threshold(1.0, 3, normalization="x")
+
+
+def _textbook_euler_maruyama(model, X, sigma, rng, times, dt):
+    """The scheme of the module docstring, written out: the reference of the driver."""
+    rng = np.random.default_rng(rng)
+    out, t = [X.copy()], 0.0
+    for tk in times[1:]:
+        m = int(np.ceil((tk - t) / dt - 1e-9))  # 0 for a repeated output time
+        h = (tk - t) / max(m, 1)
+        for _ in range(m):
+            xi = rng.standard_normal(X.shape)
+            xi -= np.sum(xi * X, axis=-1, keepdims=True) * X
+            X = X + h * model.rhs(X) + np.sqrt(2.0 * sigma * h) * xi
+            X /= np.linalg.norm(X, axis=-1, keepdims=True)
+        out.append(X.copy())
+        t = tk
+    return np.stack(out)
+
+
+def test_simulate_noisy_is_the_textbook_scheme_bit_for_bit_on_the_driver(monkeypatch):
+    import attnlib._kernel as kern
+    from attnlib import Model, Trajectory, sample_sphere
+    from attnlib.noise import NoisyTrajectory, simulate_noisy
+
+    model = Model(beta=2.0)
+    X0 = sample_sphere(10, 3, rng=3)
+    times = np.array([0.0, 0.13, 0.5, 0.5, 1.7])
+    calls = []
+    field = kern.softmax_field
+    monkeypatch.setattr(
+        kern, "softmax_field", lambda *a, **k: (calls.append(1), field(*a, **k))[1]
+    )
+    tr = simulate_noisy(model, X0, sigma=0.3, rng=7, times=times, dt=0.05)
+    assert len(calls) == tr.n_steps == 35  # one field per step, none to validate X0
+    monkeypatch.undo()
+    ref = _textbook_euler_maruyama(model, X0, 0.3, 7, times, 0.05)
+    np.testing.assert_array_equal(tr.states, ref)
+    assert isinstance(tr, Trajectory) and NoisyTrajectory is Trajectory
+    assert tr.method == "euler-maruyama"
