@@ -251,8 +251,12 @@ def _locate(kern, g, brackets, period=None):
         elif fb == 0.0 and fa >= 0.0:
             x = xb
         else:  # rounding at both ends: maximise f itself
-            res = minimize_scalar(lambda y: -kern.logf(y), bounds=(xa, xb),
-                                  method="bounded", options={"xatol": 1e-13})
+            res = minimize_scalar(
+                lambda y: -kern.logf(y),
+                bounds=(xa, xb),
+                method="bounded",
+                options={"xatol": 1e-13},
+            )
             x = float(res.x)
         locs.append(x if period is None else np.mod(x, period))
     return np.sort(np.asarray(locs, dtype=np.float64))

@@ -185,7 +185,9 @@ def test_edge_modes_located_on_random_data(seed):
         edge += int(np.isclose(res.locations[-1], x.max(), atol=1e-6))
         for y in res.locations:  # f' changes sign from + to - across y
             eps = 1e-9 * max(1.0, abs(y))
-            assert _full_derivative(x, beta, y - eps) >= 0 >= _full_derivative(
-                x, beta, y + eps
+            assert (
+                _full_derivative(x, beta, y - eps)
+                >= 0
+                >= _full_derivative(x, beta, y + eps)
             )
     assert edge >= 4  # the extreme points do carry maxima on this range of beta
