@@ -223,3 +223,19 @@ def test_mod_check_layers_fails_with_a_wrong_constant_or_layer(old, new, failing
     # cells 2 and 3 of the chapter define the network run (errors, layers, T)
     line = run_mutated("modelling", "mod-check-layers", [(old, new)], before=(2, 3))
     assert line.startswith(failing)
+
+
+@pytest.mark.parametrize("beta", ["0.9", "1.1"])
+def test_mod_check_frozen_fails_with_a_wrong_beta(beta):
+    line = run_mutated(
+        "modelling",
+        "mod-check-frozen",
+        [
+            (
+                "args=(Z0.shape, np.eye(2), np.eye(2))",
+                f"args=(Z0.shape, np.eye(2), {beta} * np.eye(2))",
+            )
+        ],
+        setup="from scipy.integrate import solve_ivp",
+    )
+    assert line == "assert err_fo < 1e-3"
