@@ -239,3 +239,26 @@ def test_mod_check_frozen_fails_with_a_wrong_beta(beta):
         setup="from scipy.integrate import solve_ivp",
     )
     assert line == "assert err_fo < 1e-3"
+
+
+# ------------------------------------------------------------------ clustering
+@pytest.mark.parametrize(
+    "old,new,failing",
+    [
+        # a guaranteed rate above the true one (rate 1): the bound breaks
+        (
+            "lam_ind = np.exp(-2.0) * (X_ind @ w_unit).min()",
+            "lam_ind = 1.2 + 0 * (X_ind @ w_unit).min()",
+            "assert np.all(diam_ind <= D0_ind",
+        ),
+        # another dynamics (V = I / 2): the tokens still cluster, at rate 1/2
+        (
+            "simulate(Model(beta=1.0), X_ind",
+            "simulate(Model(beta=1.0, V=0.5 * np.eye(16)), X_ind",
+            "assert abs(rate_ind - 1) < 1e-3",
+        ),
+    ],
+)
+def test_clu_check_highd_fails_with_a_wrong_rate_or_dynamics(old, new, failing):
+    line = run_mutated("clustering", "clu-check-highd", [(old, new)])
+    assert line.startswith(failing)
