@@ -262,3 +262,29 @@ def test_mod_check_frozen_fails_with_a_wrong_beta(beta):
 def test_clu_check_highd_fails_with_a_wrong_rate_or_dynamics(old, new, failing):
     line = run_mutated("clustering", "clu-check-highd", [(old, new)])
     assert line.startswith(failing)
+
+
+@pytest.mark.parametrize(
+    "old,new,failing",
+    [
+        # a Lipschitz constant below the lemma's: beta = 0 already reaches 6
+        (
+            "bound_lip = {b: 4 * b + 6 for",
+            "bound_lip = {b: 4 * b + 5.9 for",
+            "assert all(w <= bound_lip[b] * (1 + 1e-8)",
+        ),
+        # no search, only the random starts: the worst case is not found
+        ('"maxiter": 3000', '"maxiter": 1', "assert all(abs(worst_lip[0.0, n_s] - 6)"),
+        # a Gram field without the term G C: its constant at beta = 0 is not 6
+        (
+            " - c[..., :, None] * G - G * c[..., None, :]",
+            " - c[..., :, None] * G",
+            "assert all(abs(worst_lip[0.0, n_s] - 6)",
+        ),
+    ],
+)
+def test_clu_check_equiangular_curve_fails_with_a_wrong_constant_or_search(
+    old, new, failing
+):
+    line = run_mutated("clustering", "clu-check-equiangular-curve", [(old, new)])
+    assert line.startswith(failing)
