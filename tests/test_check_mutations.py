@@ -288,3 +288,20 @@ def test_clu_check_equiangular_curve_fails_with_a_wrong_constant_or_search(
 ):
     line = run_mutated("clustering", "clu-check-equiangular-curve", [(old, new)])
     assert line.startswith(failing)
+
+
+@pytest.mark.parametrize(
+    "old,new",
+    [
+        # Lambda without the 2M of the projection: ||V|| (1 + 2 beta ||P||)
+        (
+            "Lam_adv = Model(beta=0.0, V=V_adv), 3 *",
+            "Lam_adv = Model(beta=0.0, V=V_adv), 1 *",
+        ),
+        # no search, only the random starts: the worst pair is not found
+        ('options={"maxiter": 2000,', 'options={"maxiter": 1,'),
+    ],
+)
+def test_mod_check_layers_fails_without_the_projection_term_or_the_search(old, new):
+    line = run_mutated("modelling", "mod-check-layers", [(old, new)], before=(2, 3))
+    assert line.startswith("assert 1.99 < lip_adv <= Lam_adv")
