@@ -305,3 +305,19 @@ def test_clu_check_equiangular_curve_fails_with_a_wrong_constant_or_search(
 def test_mod_check_layers_fails_without_the_projection_term_or_the_search(old, new):
     line = run_mutated("modelling", "mod-check-layers", [(old, new)], before=(2, 3))
     assert line.startswith("assert 1.99 < lip_adv <= Lam_adv")
+
+
+@pytest.mark.parametrize(
+    "old,new",
+    [
+        # the nearest token of the other group at Theta - r' instead of Theta - 2r'
+        ("np.cos(Theta - 2 * r_out)", "np.cos(Theta - r_out)"),
+        # the nearest token of the own group at r' instead of 2r'
+        ("exponent = np.cos(2 * r_out)", "exponent = np.cos(r_out)"),
+    ],
+)
+def test_clu_check_exit_fails_with_a_wrong_exponent(old, new):
+    # T_exit stays 50 times below the first exits with either exponent: the
+    # proof's first step, on the configuration built against it, is what fails
+    line = run_mutated("clustering", "clu-check-exit", [(old, new)])
+    assert line == "assert np.all(F_ratio <= 1) and F_ratio.max() > 0.95"
