@@ -27,7 +27,13 @@ The count is robust in three ways:
   below ``rtol`` times the sum of the absolute values of its terms count as zero
   (their sign is rounding), and zeros are skipped;
 * the count is repeated on a grid twice as fine until two successive counts agree
-  (``converged``); each maximum is then located by bisection on :math:`f'`.
+  (``converged``); each maximum is then located by bisection on :math:`f'`,
+  evaluated this time with every term (the nearest one factored out, so only terms
+  below the float range vanish): :math:`f'` is positive at the left end of the
+  bracket, negative at the right end, and the root returned is a zero of
+  :math:`f'` to rounding. On the line the grid reaches one step beyond the extreme
+  points, where :math:`f'` has a strict sign, so a maximum at an isolated extreme
+  point is bracketed like any other.
 
 References
 ----------
@@ -40,7 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import brentq
+from scipy.optimize import brentq, minimize_scalar
 
 from ._validation import as_numeric, check_choice, check_int, check_real
 
@@ -118,6 +124,18 @@ class _Circle:
         E[(D > np.pi) | (D <= -np.pi)] = -np.inf
         return np.sin(D), E
 
+    def fprime(self, x):
+        """f'(x) with every term, divided by the largest term."""
+        D = self.pts[self.n : 2 * self.n] - x
+        E = self.beta * (np.cos(D) - 1.0)
+        return float(np.sum(np.sin(D) * np.exp(E - E.max())))
+
+    def logf(self, x):
+        D = self.pts[self.n : 2 * self.n] - x
+        E = self.beta * (np.cos(D) - 1.0)
+        m = E.max()
+        return float(m + np.log(np.sum(np.exp(E - m))))
+
     def span(self, g):
         w = min(float(np.max(self.window(g))), np.pi)
         lo = np.searchsorted(self.pts, g[0] - w, side="left")
@@ -143,6 +161,18 @@ class _Line:
     def terms(self, g, lo, hi):
         D = self.pts[None, lo:hi] - g[:, None]  # x_j - x
         return D, -0.5 * self.beta * D * D
+
+    def fprime(self, x):
+        """f'(x) with every term, divided by the largest term."""
+        D = self.pts - x
+        E = -0.5 * self.beta * D * D
+        return float(np.sum(D * np.exp(E - E.max())))
+
+    def logf(self, x):
+        D = self.pts - x
+        E = -0.5 * self.beta * D * D
+        m = E.max()
+        return float(m + np.log(np.sum(np.exp(E - m))))
 
     def span(self, g):
         w = float(np.max(self.window(g)))
@@ -200,22 +230,34 @@ def _count(kern, grid_fn, m0, max_refine, rtol, periodic, period=None):
 
 
 def _locate(kern, g, brackets, period=None):
-    def fprime(x):
-        lo, hi = kern.span(np.array([x]))
-        slope, E = kern.terms(np.array([x]), lo, hi)
-        E -= E.max()
-        return float(np.sum(slope * np.exp(E)))
+    """Zero of f' in each bracket (a, b), with f' evaluated on every term.
 
+    The grid signs drop terms below e^{-_CUT}; they matter only where the nearest
+    terms cancel (at a data point, say), and there the full derivative decides.
+    When rounding still leaves no sign change (f' zero to rounding at an end), the
+    end where f' vanishes is the maximum; failing that, log f is maximised on the
+    bracket directly.
+    """
     locs = []
     for a, b in brackets:
         xa, xb = g[a], g[b]
         if period is not None and xb < xa:
             xb += period
-        fa, fb = fprime(xa), fprime(xb)
+        fa, fb = kern.fprime(xa), kern.fprime(xb)
         if fa > 0 > fb:
-            x = brentq(fprime, xa, xb, xtol=1e-14 * max(1.0, abs(xa)))
-        else:  # flat within rounding at an end: keep the midpoint
-            x = 0.5 * (xa + xb)
+            x = brentq(kern.fprime, xa, xb, xtol=1e-14 * max(1.0, abs(xa)))
+        elif fa == 0.0 and fb <= 0.0:
+            x = xa
+        elif fb == 0.0 and fa >= 0.0:
+            x = xb
+        else:  # rounding at both ends: maximise f itself
+            res = minimize_scalar(
+                lambda y: -kern.logf(y),
+                bounds=(xa, xb),
+                method="bounded",
+                options={"xatol": 1e-13},
+            )
+            x = float(res.x)
         locs.append(x if period is None else np.mod(x, period))
     return np.sort(np.asarray(locs, dtype=np.float64))
 
@@ -280,7 +322,10 @@ def line_modes(
     r"""Local maxima of the kernel density :math:`\sum_j e^{-\beta(x-x_j)^2/2}`.
 
     Every maximum lies between the smallest and the largest point (outside, every
-    term decreases away from them), so the grid covers that interval.
+    term decreases away from them), so the grid covers that interval and one grid
+    step beyond each end: a maximum on an isolated extreme point (at large
+    :math:`\beta` it sits within rounding of the point) is bracketed and located
+    like the others.
 
     Parameters
     ----------
@@ -313,20 +358,16 @@ def line_modes(
     m0 = int(max(256, np.ceil((b - a) / h0) + 1))
 
     def grid(m):
-        return np.linspace(a, b, m)
+        # [a, b] and one step beyond each end, where f' > 0 (left) and f' < 0
+        # (right) strictly: a maximum at an isolated extreme point is then a sign
+        # change from + to - like any other, and its bracket contains it
+        inner = np.linspace(a, b, m)
+        step = inner[1] - inner[0]
+        return np.concatenate([[a - step], inner, [b + step]])
 
     g, br, ok = _count(kern, grid, m0, max_refine, rtol, periodic=False)
-    # a maximum at an end of [a, b] (one isolated extreme point) shows as a sign
-    # that starts negative or ends positive: add those ends
-    sign = _derivative_sign(kern, g, rtol)
-    nz = sign[sign != 0]
-    extra = []
-    if nz.size and nz[0] < 0:
-        extra.append(a)
-    if nz.size and nz[-1] > 0:
-        extra.append(b)
-    locs = np.sort(np.concatenate([_locate(kern, g, br), extra]))
-    return ModeCount(len(br) + len(extra), locs, g.size, ok)
+    locs = _locate(kern, g, br)
+    return ModeCount(len(br), locs, g.size, ok)
 
 
 def count_modes(points, beta: float, *, domain: str = "circle", **options) -> int:

@@ -117,3 +117,77 @@ def test_count_modes_wrapper_and_validation():
     with pytest.raises(ValueError, match="non-empty"):
         line_modes(np.array([]), 1.0)
     assert line_modes(np.array([2.0, 2.0]), 5.0).count == 1
+
+
+def _log_density(x, beta, g):
+    """log f at the points g, every term kept (log-sum-exp, no window)."""
+    E = -0.5 * beta * (np.asarray(g)[..., None] - x) ** 2
+    m = E.max(axis=-1)
+    return m + np.log(np.exp(E - m[..., None]).sum(axis=-1))
+
+
+def _maxima_by_golden_section(x, beta, m=40_000):
+    """Local maxima of log f: a dense padded grid, then golden section in each cell.
+
+    Independent of the library: no derivative, no window, no bisection on f'.
+    """
+    from scipy.optimize import minimize_scalar
+
+    pad = 4.0 / np.sqrt(beta)
+    g = np.linspace(x.min() - pad, x.max() + pad, m)
+    lf = _log_density(x, beta, g)
+    peaks = np.flatnonzero((lf[1:-1] >= lf[:-2]) & (lf[1:-1] > lf[2:])) + 1
+    out = []
+    for k in peaks:
+        res = minimize_scalar(
+            lambda y: -_log_density(x, beta, y),
+            bounds=(g[k - 1], g[k + 1]),
+            method="bounded",
+            options={"xatol": 1e-13},
+        )
+        out.append(res.x)
+    return np.array(out)
+
+
+def _full_derivative(x, beta, y):
+    """f'(y) / (largest term), every term kept."""
+    D = x - y
+    E = -0.5 * beta * D * D
+    return float(np.sum(D * np.exp(E - E.max())))
+
+
+@pytest.mark.parametrize("beta", [1e2, 3e2, 1e3])
+def test_two_isolated_points_are_their_own_maxima(beta):
+    # the maximum of e^{-b(y+1)^2/2} + e^{-b(y-1)^2/2} near -1 is at
+    # -1 + 2 e^{-2b} (1 + ...): -1 to rounding for every b here
+    res = line_modes(np.array([-1.0, 1.0]), beta)
+    assert res.count == 2
+    assert np.array_equal(res.locations, [-1.0, 1.0])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_edge_modes_located_on_random_data(seed):
+    """Every maximum, the extreme ones included, against golden-section search.
+
+    Isolated extreme points at large beta carry a maximum within rounding of
+    themselves; the far terms of f' are then below e^{-80} and the grid alone
+    would place it a grid step inside.
+    """
+    rng = np.random.default_rng(100 + seed)
+    x = rng.standard_normal(int(rng.integers(5, 40)))
+    edge = 0
+    for beta in (5.0, 30.0, 40.0, 45.0, 100.0, 300.0, 1e3, 3e3):
+        res = line_modes(x, beta)
+        ref = _maxima_by_golden_section(x, beta)
+        assert res.count == ref.size
+        assert np.max(np.abs(res.locations - ref)) < 1e-7, (beta, res.locations, ref)
+        edge += int(np.isclose(res.locations[0], x.min(), atol=1e-6))
+        edge += int(np.isclose(res.locations[-1], x.max(), atol=1e-6))
+        for y in res.locations:  # f' changes sign from + to - across y
+            eps = 1e-9 * max(1.0, abs(y))
+            assert (
+                _full_derivative(x, beta, y - eps)
+                >= 0
+                >= _full_derivative(x, beta, y + eps)
+            )
+    assert edge >= 4  # the extreme points do carry maxima on this range of beta
