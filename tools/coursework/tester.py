@@ -291,13 +291,27 @@ class Channel:
             self.stop(*self._why_gone())
 
     def _why_gone(self) -> tuple[str, str]:
-        try:
-            code = self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
+        code, cpu, peak = wait_usage(self.proc, 10)
+        if code is None:
             return "the notebook's process stopped answering", "failed"
-        if code in (-signal.SIGXCPU, -signal.SIGKILL, 128 + signal.SIGXCPU):
-            cpu = 2 * self.limits.cpu + 10
-            return f"the notebook used up its CPU time ({cpu:g} s)", "timeout"
+        limit = 2 * self.limits.cpu + 10
+        signum = -code if code < 0 else code - 128 if code > 128 else 0
+        if signum == signal.SIGXCPU or (
+            signum == signal.SIGKILL and cpu is not None and cpu >= limit - 1
+        ):
+            return f"the notebook used up its CPU time ({limit:g} s)", "timeout"
+        if signum == signal.SIGKILL and cpu is None:
+            return (
+                "the notebook's process was killed (SIGKILL): it used up its CPU "
+                "time or the machine ran out of memory"
+            ), "failed"
+        if signum == signal.SIGKILL:
+            return (
+                f"the notebook's process was killed (SIGKILL) after {cpu:.1f} s of "
+                f"CPU, far from its CPU limit ({limit:g} s): most likely the machine "
+                f"ran out of memory (its largest process held {peak:g} MB; the limit "
+                f"is {self.limits.memory_mb} MB per process)"
+            ), "failed"
         return f"the notebook's process ended early (exit status {code})", "failed"
 
     def stop(self, why: str, kind: str = "failed"):
@@ -360,6 +374,25 @@ class StudentFunction:
 
     def __repr__(self):
         return f"<function {self._name} of the submission>"
+
+
+def wait_usage(proc: subprocess.Popen, timeout: float):
+    """Wait for ``proc``: its exit status (None if it does not end within
+    ``timeout`` s), the CPU seconds it and every process it waited for used, and
+    the peak memory in MB of the largest of them."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        except ChildProcessError:  # reaped already: no usage to tell
+            return proc.poll(), None, None
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            cpu = usage.ru_utime + usage.ru_stime
+            return proc.returncode, cpu, round(usage.ru_maxrss / 1024)
+        if time.monotonic() > deadline:
+            return None, 0.0, 0.0
+        time.sleep(0.05)
 
 
 def kill(proc: subprocess.Popen) -> None:
