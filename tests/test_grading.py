@@ -1379,3 +1379,100 @@ def test_magics_that_jupyter_accepts_run(tmp_path):
     errors, backend = json.loads(out.stdout.strip().splitlines()[-1])
     assert errors == [], errors
     assert backend.lower() == "agg"
+
+
+def test_a_dead_tester_costs_one_row_and_a_run_without_results_fails(
+    tmp_path, monkeypatch
+):
+    """A tester that fails on one notebook gives that notebook a failed row and
+    grades the rest; testers that all die leave the rest as failed rows named in
+    an error (a non-zero exit), never a short gradebook."""
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    nb = {"cells": [{"cell_type": "code", "source": "x = 1"}], "metadata": {}}
+    for name in ("ann", "bob", "cat"):
+        (folder / f"{name}.ipynb").write_text(json.dumps(nb))
+    entries, _ = cwgrade.collect(folder, SLUG)
+    info = {"title": "A1", "questions": QUESTIONS}
+
+    class Fake:
+        def __init__(self, fail):
+            self.fail = fail
+
+        def grade(self, task, timeout):
+            if task["id"] in self.fail:
+                raise self.fail[task["id"]]
+            return {"status": "graded", "scores": {"q1": 3.0, "q2": 2.0}}
+
+        def stop(self):
+            pass
+
+    def run(fail, out):
+        monkeypatch.setattr(cwgrade, "_workers", lambda m, u, n: [Fake(fail)])
+        return cwgrade._grade_locked(
+            SLUG,
+            masters.master_paths()[SLUG],
+            entries,
+            0,
+            info,
+            out,
+            LIMITS,
+            1,
+            True,
+        )
+
+    grades = run({"bob.ipynb": ValueError("message of 80 MB")}, tmp_path / "one")
+    by = {g.student: g for g in grades}
+    assert by["bob"].status == "failed" and "80 MB" in by["bob"].reason
+    assert by["ann"].total == by["cat"].total == 5
+    with pytest.raises(cwgrade.Incomplete, match="bob, cat") as info_:
+        run({"bob.ipynb": SystemExit(1)}, tmp_path / "dead")  # the thread dies
+    by = {g.student: g for g in info_.value.grades}
+    assert by["ann"].total == 5 and by["bob"].status == by["cat"].status == "failed"
+    rows = list(csv.DictReader((tmp_path / "dead" / "gradebook.csv").open()))
+    assert sorted(r["student"] for r in rows) == ["ann", "bob", "cat"]
+    from tools.coursework.__main__ import main
+
+    monkeypatch.setattr(
+        cwgrade,
+        "grade",
+        lambda *a, **k: run({"ann.ipynb": SystemExit(1)}, tmp_path / "x"),
+    )
+    assert main(["grade", SLUG, str(folder)]) == 1
+
+
+@slow
+def test_the_public_check_applies_the_implement_rule(a1):
+    """``grader.check`` in the student's notebook fails, with the grader's message,
+    when an "implement" answer calls attnlib; an answer written with numpy passes.
+    (The tests run as otter runs them in the notebook.)"""
+    from otter.test_files.ok_test import OKTestFile
+
+    student = _notebook(a1 / SLUG / "student" / f"{SLUG}.ipynb")
+    solution = _notebook(a1 / SLUG / "solution" / f"{SLUG}.ipynb")
+    code = ["".join(c["source"]) for c in student["cells"] if c["cell_type"] == "code"]
+    env: dict = {}
+    for src in code[1:3]:  # the imports and the expected values
+        exec(src, env)
+    answer = next(
+        "".join(c["source"])
+        for c in solution["cells"]
+        if c["cell_type"] == "code" and "def attention_matrix" in "".join(c["source"])
+    )
+    exec(answer, env)
+    spec = student["metadata"]["otter"]["tests"]["q1_attention"]
+    honest = OKTestFile.from_spec(spec)
+    honest.run(dict(env))
+    assert [r.passed for r in honest.test_case_results] == [True] * 3
+
+    def attention_matrix(X, beta, Q=None, K=None, normalization="sa"):
+        return env["Model"](beta=beta, Q=Q, K=K, normalization=normalization).attention(
+            X
+        )
+
+    cheat = OKTestFile.from_spec(spec)
+    cheat.run({**env, "attention_matrix": attention_matrix})
+    assert not any(r.passed for r in cheat.test_case_results)
+    message = cheat.test_case_results[0].message
+    assert "attention_matrix calls attnlib" in message, message
+    assert "without the library" in message
