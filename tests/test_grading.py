@@ -112,14 +112,15 @@ def _malformed(folder: Path, solution: dict, student: dict) -> dict[str, tuple]:
         path.write_bytes(raw if raw is not None else json.dumps(nb).encode())
         return path
 
+    # copies of the solution notebook, written differently: full marks, flagged
     save("bom.ipynb", None, raw=b"\xef\xbb\xbf" + json.dumps(solution).encode())
-    expected["bom"] = ("graded", 18.0)
+    expected["bom"] = ("flagged", 18.0)
     extra = copy.deepcopy(solution)
     extra["an_unknown_field"] = {"x": 1}
     for cell in extra["cells"]:
         cell["an_unknown_field"] = [1, 2]
     save("unknown_fields.ipynb", extra)
-    expected["unknown_fields"] = ("graded", 18.0)
+    expected["unknown_fields"] = ("flagged", 18.0)
     kernel = copy.deepcopy(solution)
     kernel["metadata"]["kernelspec"] = {
         "name": "conda-env-course-py",
@@ -127,7 +128,7 @@ def _malformed(folder: Path, solution: dict, student: dict) -> dict[str, tuple]:
         "language": "python",
     }
     save("kernel.ipynb", kernel)
-    expected["kernel"] = ("graded", 18.0)
+    expected["kernel"] = ("flagged", 18.0)
     moved = copy.deepcopy(solution)
     checks = [c for c in moved["cells"] if "grader.check" in "".join(c["source"])]
     moved["cells"] = [c for c in moved["cells"] if c not in checks] + checks[::-1]
@@ -239,8 +240,9 @@ def test_attack(attacked, attack):
 
 @slow
 def test_attacks_leave_the_victim_the_gradebook_and_the_machine_intact(attacked):
-    victim = attacked["grades"]["victim"]
-    assert victim.status == "graded" and victim.total == 18, victim.reason
+    victim = attacked["grades"]["victim"]  # a copy of the solution: flagged
+    assert victim.status == "flagged" and victim.total == 18, victim.reason
+    assert victim.reason.startswith("flagged: the same code as the solution notebook")
     out = attacked["out"]
     gradebook = (out / "gradebook.csv").read_text()
     assert MARK not in gradebook
@@ -309,7 +311,8 @@ def test_regrading_keeps_the_hand_graded_column_and_earlier_results(attacked, ca
     rows = {r["student"]: r for r in csv.DictReader(io.StringIO(path.read_text()))}
     assert rows["victim"]["q6_explain"] == "2"
     assert rows["victim"]["ta_comment"] == "clear, complete answer"
-    assert rows["no_code"]["total"] == "18" and rows["no_code"]["status"] == "graded"
+    assert rows["no_code"]["total"] == "18" and rows["no_code"]["status"] == "flagged"
+    assert "the same code as" in rows["no_code"]["reason"]
     assert len(rows) == len(grades)
     history = sorted((out / "history").glob("gradebook-*.csv"))
     assert history and "no_code" in history[-1].read_text()
@@ -526,7 +529,9 @@ assert np.allclose(two_steps(_X, 0.3, 1.0), _ref)
             master=master,
         )
     }
-    assert grades["solution"].total == 20 and grades["solution"].status == "graded"
+    # full marks; a copy of the solution notebook is flagged for a person to see
+    assert grades["solution"].total == 20 and grades["solution"].status == "flagged"
+    assert "the same code as the solution" in grades["solution"].reason
     assert grades["solution"].scores["q4_two_steps"] == 2
     assert grades["blank"].total == 0
 
@@ -1180,9 +1185,9 @@ def classroom(a1, tmp_path_factory) -> dict:
     save("x" * 234, student)  # 240 characters with .ipynb
     expected["x" * 234] = ("graded", 0.0)
     # two notebooks of 24 MB of non-ASCII text
-    for name in ("big1", "big2"):
+    for name, letter in (("big1", "é"), ("big2", "ü")):
         nb = copy.deepcopy(solution)
-        nb["cells"].append(_code_cell("# " + "é" * (12 * 2**20) + "\n"))
+        nb["cells"].append(_code_cell("# " + letter * (12 * 2**20) + "\n"))
         save(name, nb)
         expected[name] = ("graded", 18.0)
     os.mkfifo(folder / "pipe.ipynb")
@@ -1476,3 +1481,68 @@ def test_the_public_check_applies_the_implement_rule(a1):
     message = cheat.test_case_results[0].message
     assert "attention_matrix calls attnlib" in message, message
     assert "without the library" in message
+
+
+def test_a_failing_test_says_what_failed_in_a_few_lines():
+    """The feedback of a failing test: its message (the hint), the assertion that
+    failed, and the values it compared, not a dump of the test."""
+    source = (
+        "_A = np.asarray(attention_matrix(_X))\n"
+        "assert _A.shape == (2, 2), f'shape {_A.shape}'\n"
+        "assert np.allclose(_A, expected['q1']), 'SA at beta = 2: A is not the "
+        "expected matrix'\n"
+    )
+    code = compile(source, "<q1 public test 1>", "exec")
+    case = tester.Case("q1", 1, False, 1.0, source, code)
+    ns = {
+        "np": np,
+        "_X": np.eye(2),
+        "attention_matrix": lambda X: X * 2,
+        "expected": {"q1": np.full((2, 2), 0.5)},
+    }
+    with pytest.raises(AssertionError) as info:
+        exec(code, ns)
+    message = tester._message(info.value, case, ns)
+    lines = message.splitlines()
+    assert lines[0] == "SA at beta = 2: A is not the expected matrix"
+    assert (
+        lines[1] == "failed: assert np.allclose(_A, expected['q1']), "
+        "'SA at beta = 2: A is not the expected matrix'"
+    )
+    assert lines[2].startswith("_A = array of shape (2, 2): [[2. 0.]")
+    assert lines[3].startswith("expected['q1'] = array of shape (2, 2): [[0.5 0.5]")
+    assert len(lines) == 4
+    # an operand that calls a function is not evaluated again
+    assert tester._compared("assert f(x) == 3", {"f": None}) == []
+
+
+def test_copies_of_the_solution_or_of_a_classmate_are_flagged():
+    solution = ["import numpy as np", "def f(x):\n    return 2 * x\n"]
+    blank = ["import numpy as np", "def f(x):\n    raise NotImplementedError\n"]
+    refs = {
+        "solution": cwgrade.code_digest(solution),
+        "student": cwgrade.code_digest(blank),
+    }
+    notebooks = {
+        "ann.ipynb": solution[:1] + ["def f(x):\n\n    return 2 * x   \n"],  # spacing
+        "bob.ipynb": ["import numpy as np", "def f(x):\n    return x + x\n"],
+        "cat.ipynb": ["import numpy as np", "def f(x):\n    return x + x\n"],
+        "dan.ipynb": list(blank),
+        "eve.ipynb": list(blank),
+        "fay.ipynb": ["def f(x):\n    return 3 * x\n"],
+        "gus.ipynb": list(solution),
+    }
+    grades = {
+        rel: cwgrade.Grade(rel[:3], "graded", scores={"q1": 3.0}) for rel in notebooks
+    }
+    digests = {rel: cwgrade.code_digest(c) for rel, c in notebooks.items()}
+    cwgrade._flag_copies(grades, digests, refs)
+    status = {g.student: (g.status, g.reason) for g in grades.values()}
+    assert status["ann"] == (
+        "flagged",
+        "flagged: the same code as the solution notebook; the same code as gus",
+    )
+    assert status["bob"] == ("flagged", "flagged: the same code as cat")
+    assert status["cat"] == ("flagged", "flagged: the same code as bob")
+    for name in ("dan", "eve", "fay"):  # the unchanged notebook is nobody's copy
+        assert status[name] == ("graded", ""), name

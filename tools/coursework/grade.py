@@ -689,7 +689,7 @@ def write_gradebook(
         "file",
         "feedback",
     ]
-    book = read_gradebook(path)
+    book = read_gradebook(path, check_writable=True)
     header = ["student", *ours]
     header += [c for c in book.header if c not in header]
     rows: dict[str, dict] = {}
@@ -1022,9 +1022,55 @@ def grade(
             force=force,
             regrade=list(regrade),
             follow_links=follow_links,
+            references=_references(built, slug),
         )
     finally:
         lock.release()
+
+
+def code_digest(cells: list[str]) -> str:
+    """A hash of a notebook's code, blind to blank lines and trailing spaces."""
+    lines = [
+        line.rstrip() for cell in cells for line in cell.splitlines() if line.strip()
+    ]
+    return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _references(built: Path, slug: str) -> dict[str, str]:
+    """The code hashes of the built solution and student notebooks."""
+    out = {}
+    for kind in ("solution", "student"):
+        cells, _, _ = read_notebook(built / kind / f"{slug}.ipynb")
+        if cells is not None:
+            out[kind] = code_digest(cells)
+    return out
+
+
+def _flag_copies(grades: dict, digests: dict, references: dict) -> None:
+    """Flag graded notebooks whose code is the solution's, or another student's
+    (the unchanged student notebook is not a copy)."""
+    groups: dict[str, list[str]] = {}
+    for rel, digest in digests.items():
+        if digest != references.get("student") and rel in grades:
+            groups.setdefault(digest, []).append(rel)
+    for digest, rels in groups.items():
+        for rel in rels:
+            g = grades[rel]
+            if g.status not in ("graded", "flagged"):
+                continue
+            notes = []
+            if digest == references.get("solution"):
+                notes.append("the same code as the solution notebook")
+            others = [grades[r].student for r in rels if r != rel]
+            if others:
+                names = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+                notes.append(f"the same code as {names}")
+            notes = [n for n in notes if n not in g.flags]
+            if notes:
+                g.flags.extend(notes)
+                rest = g.reason.removeprefix("flagged: ")
+                g.reason = "flagged: " + "; ".join(notes + ([rest] if rest else []))
+                g.status = "flagged"
 
 
 def _named(entry: Entry, names) -> bool:
@@ -1046,8 +1092,11 @@ def _grade_locked(
     force=False,
     regrade=(),
     follow_links=False,
+    references=None,
 ):
     questions = info["questions"]
+    digests: dict[str, str] = {}
+    reused = 0
     auto = [q for q in questions if not q["manual"]]
     possible = sum(q["points"] for q in auto)
     state_path = out / ".state.json"
@@ -1073,6 +1122,7 @@ def _grade_locked(
             grades[e.rel] = Grade(e.student, status, reason, file=printable(e.rel))
             continue
         sha = hashlib.sha256(raw).hexdigest()
+        digests[e.rel] = code_digest(cells)
         saved = results.get(e.rel)
         if (
             saved
@@ -1082,9 +1132,9 @@ def _grade_locked(
             and saved["result"].get("status") not in UNCACHED
         ):
             grades[e.rel] = _grade_from(e, saved["result"], questions)
+            reused += 1
         else:
             todo.append((e, cells, sha))
-    reused = len(grades) - sum(bool(e.problem) for e in entries)
     workers = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
     print(
         f"grading {len(todo)} of {len(entries)} file(s) of {slug} with {workers} "
@@ -1120,6 +1170,7 @@ def _grade_locked(
             "command again",
             file=printable(e.rel),
         )
+    _flag_copies(grades, digests, references or {})
     ordered = sorted(grades.values(), key=lambda g: (g.student, g.file))
     _write_outputs(out, info, ordered)
     _summary(ordered, possible, out, questions, interrupted)

@@ -45,6 +45,7 @@ def slot_uid(grader_pid: int, slot: int) -> int:
     ``grader_pid``."""
     return UID_BASE + (grader_pid * MAX_SLOTS + slot % MAX_SLOTS) % 10**8
 
+
 INSTALL_HINT = (
     "bubblewrap (bwrap) is not installed: it isolates each submission while it is "
     "graded. Install it (Debian/Ubuntu: apt-get install bubblewrap) or, only for "
@@ -88,7 +89,7 @@ class Limits:
     file_mb: int = 64
     # processes and threads (Linux counts both): a ThreadPoolExecutor of 24
     # threads, or a ProcessPoolExecutor, as the chapters use them, fits
-    processes: int = 64
+    processes: int = 40
     open_files: int = 256
     wall_s: float | None = None  # default 6 cpu + 120
 

@@ -429,10 +429,64 @@ def _line_of(exc: BaseException, case: Case) -> str:
     return ""
 
 
-def _message(exc: BaseException, case: Case) -> str:
+def _show(value) -> str:
+    """A value in a line or two."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        text = np.array2string(value, precision=4, threshold=12, edgeitems=2)
+        text = f"array of shape {value.shape}: {text}"
+    else:
+        text = repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _compared(line: str, ns: dict) -> list[str]:
+    """``name = value`` for the operands of the failing assertion ``line`` that are
+    plain references (a name, an attribute, an item: nothing is called again)."""
+    import ast
+
+    try:
+        node = ast.parse(line.strip())
+    except SyntaxError:
+        return []
+    if not node.body or not isinstance(node.body[0], ast.Assert):
+        return []
+    test = node.body[0].test
+    if isinstance(test, ast.UnaryOp):
+        test = test.operand
+    if isinstance(test, ast.Compare):
+        operands = [test.left, *test.comparators]
+    elif isinstance(test, ast.Call):
+        operands = list(test.args[:2])
+    else:
+        return []
+    simple = (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Load)
+    out = []
+    for operand in operands:
+        if isinstance(operand, ast.Constant) or not all(
+            isinstance(n, (*simple, ast.expr_context)) for n in ast.walk(operand)
+        ):
+            continue
+        try:
+            value = eval(compile(ast.Expression(operand), "<operand>", "eval"), ns)
+        except Exception:
+            continue
+        out.append(f"{ast.unparse(operand)} = {_show(value)}")
+    return out
+
+
+def _message(exc: BaseException, case: Case, ns: dict | None = None) -> str:
     if isinstance(exc, AssertionError) and not getattr(exc, "from_student", None):
         text = str(exc).strip()
-        return text or f"this check failed: {_line_of(exc, case)}"
+        line = _line_of(exc, case)
+        if not text:
+            text = f"this check failed: {line}"
+        elif line:
+            text = f"{text}\nfailed: {line}"
+        values = _compared(line, ns) if ns is not None and line else []
+        return "\n".join([text, *values])
     if getattr(exc, "from_student", None):
         return exc.from_student
     if isinstance(exc, TimeoutError):
@@ -476,7 +530,7 @@ def run_cases(assignment: Assignment, channel: Channel, answers: dict) -> dict:
         except Stopped as exc:
             message = f"not tested: {exc}"
         except (Exception, SystemExit, KeyboardInterrupt) as exc:
-            message = _message(exc, case)
+            message = _message(exc, case, ns)
         cases[case.question].append(
             {
                 "hidden": case.hidden,
