@@ -8,6 +8,7 @@
 # Coursework (lecturers; see the README's Coursework section):
 #   make assignments                          student notebooks, solutions, autograders
 #   make grade A=<assignment> SUBMISSIONS=<folder> [TIMEOUT=120] [JOBS=n] [UNSAFE=1]
+#              [FORCE=1] [REGRADE=<student>] [FOLLOW_LINKS=1]
 #                                             gradebook, feedback (needs bubblewrap)
 #   make student                              the student edition of the book
 # The HTML serves its own MathJax and widget scripts (fetched once with npm), so the
@@ -88,9 +89,14 @@ CW_TOOLS  := $(addprefix tools/coursework/,build.py masters.py common.py)
 CW_STAMP  := _build/assignments/.built
 TIMEOUT   ?= 120
 # every notebook is graded in a bubblewrap sandbox; UNSAFE=1 grades without one
-# (only notebooks you trust), JOBS=n grades n at once (default: one per CPU)
+# (only notebooks you trust), JOBS=n grades n at once (default: one per CPU);
+# unchanged notebooks keep their grade (never a failed or timed-out one): FORCE=1
+# regrades all, REGRADE=<student> one; links are refused unless FOLLOW_LINKS=1
 GRADE_FLAGS = --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS)) \
-	$(if $(filter 1 yes true,$(UNSAFE)),--unsafe-no-sandbox)
+	$(if $(filter 1 yes true,$(UNSAFE)),--unsafe-no-sandbox) \
+	$(if $(filter 1 yes true,$(FORCE)),--force) \
+	$(if $(REGRADE),--regrade "$(REGRADE)") \
+	$(if $(filter 1 yes true,$(FOLLOW_LINKS)),--follow-links)
 
 .PHONY: assignments coursework-pages grade student clean-coursework
 

@@ -251,6 +251,21 @@ def test_every_implement_question_names_its_functions():
         assert len(questions) >= 2, f"{slug}: implement questions {questions}"
 
 
+def test_every_implement_question_states_the_rule_where_it_is_asked():
+    """A student reads, in the question itself, that calling attnlib scores 0."""
+    for slug, path in masters.master_paths().items():
+        text = path.read_text()
+        parts = text.split("\nimplement:")[1:]
+        assert parts, slug
+        for part in parts:
+            asked = part[: part.index("# BEGIN SOLUTION")]
+            prose = " ".join(asked.split())
+            assert (
+                "if `attnlib` code runs when your function is called, the "
+                "question scores 0" in prose
+            ), (slug, asked[:200])
+
+
 def test_points_that_do_not_add_up_are_refused(tmp_path):
     src = masters.master_paths()["a1_modelling"].read_text()
     bad = src.replace("name: q1_attention\npoints: 4", "name: q1_attention\npoints: 5")
@@ -279,9 +294,12 @@ def test_seed_check_catches_seedless_code():
 @pytest.mark.parametrize("slug", SLUGS)
 def test_solution_scores_full_marks(runs, built, slug):
     g = runs[(slug, "solution")]
-    assert g.status == "graded", g.reason
+    # graded in full, and flagged as what it is, a copy of the solution notebook
+    assert g.status == "flagged", g.reason
     assert g.scores == _autograded(built, slug)
-    assert not g.reason, f"the solution raised while grading: {g.reason}"
+    assert g.reason == "flagged: the same code as the solution notebook", (
+        f"the solution raised while grading: {g.reason}"
+    )
 
 
 @SLOW

@@ -15,6 +15,7 @@ import copy
 import csv
 import io
 import json
+import os
 import re
 import signal
 import subprocess
@@ -36,7 +37,8 @@ from tools.coursework import grade as cwgrade
 ROOT = common.ROOT
 SLUG = "a1_modelling"
 MARK = "PWNED_BY_AN_ATTACK"
-TAG = "grading-attack-process"
+# in the command line of every process an attack starts: this test process's own
+TAG = f"grading-attack-process-{os.getpid()}"
 # CPU seconds per notebook: a solution needs about 5 here (a machine four times
 # slower passes); the endless loop of one attack burns all of them
 LIMITS = sandbox.Limits(cpu=30, wall_s=400)
@@ -73,8 +75,15 @@ def _code_cell(source: str) -> dict:
     }
 
 
-def _leftovers() -> list[str]:
-    """Processes an attack started, or any process of a sandbox's user."""
+def _leftovers(*graders: int) -> list[str]:
+    """Processes an attack of this test process started, or any process of the
+    sandboxes of this process or of the grading processes ``graders`` (a grading
+    run beside the tests has other sandboxes: they are not looked at)."""
+    ours = {
+        sandbox.slot_uid(pid, slot)
+        for pid in (os.getpid(), *graders)
+        for slot in range(sandbox.MAX_SLOTS)
+    }
     out = []
     for p in psutil.process_iter(["pid", "uids", "cmdline"]):
         try:
@@ -82,7 +91,7 @@ def _leftovers() -> list[str]:
             uid = p.info["uids"].real if p.info["uids"] else 0
         except (psutil.Error, TypeError):
             continue
-        if TAG in cmd or uid >= sandbox.UID_BASE:
+        if TAG in cmd.split() or uid in ours:
             out.append(f"{p.info['pid']} uid {uid}: {cmd[:80]}")
     return out
 
@@ -103,14 +112,15 @@ def _malformed(folder: Path, solution: dict, student: dict) -> dict[str, tuple]:
         path.write_bytes(raw if raw is not None else json.dumps(nb).encode())
         return path
 
+    # copies of the solution notebook, written differently: full marks, flagged
     save("bom.ipynb", None, raw=b"\xef\xbb\xbf" + json.dumps(solution).encode())
-    expected["bom"] = ("graded", 18.0)
+    expected["bom"] = ("flagged", 18.0)
     extra = copy.deepcopy(solution)
     extra["an_unknown_field"] = {"x": 1}
     for cell in extra["cells"]:
         cell["an_unknown_field"] = [1, 2]
     save("unknown_fields.ipynb", extra)
-    expected["unknown_fields"] = ("graded", 18.0)
+    expected["unknown_fields"] = ("flagged", 18.0)
     kernel = copy.deepcopy(solution)
     kernel["metadata"]["kernelspec"] = {
         "name": "conda-env-course-py",
@@ -118,7 +128,7 @@ def _malformed(folder: Path, solution: dict, student: dict) -> dict[str, tuple]:
         "language": "python",
     }
     save("kernel.ipynb", kernel)
-    expected["kernel"] = ("graded", 18.0)
+    expected["kernel"] = ("flagged", 18.0)
     moved = copy.deepcopy(solution)
     checks = [c for c in moved["cells"] if "grader.check" in "".join(c["source"])]
     moved["cells"] = [c for c in moved["cells"] if c not in checks] + checks[::-1]
@@ -230,15 +240,17 @@ def test_attack(attacked, attack):
 
 @slow
 def test_attacks_leave_the_victim_the_gradebook_and_the_machine_intact(attacked):
-    victim = attacked["grades"]["victim"]
-    assert victim.status == "graded" and victim.total == 18, victim.reason
+    victim = attacked["grades"]["victim"]  # a copy of the solution: flagged
+    assert victim.status == "flagged" and victim.total == 18, victim.reason
+    assert victim.reason.startswith("flagged: the same code as the solution notebook")
     out = attacked["out"]
     gradebook = (out / "gradebook.csv").read_text()
     assert MARK not in gradebook
     for path in out.rglob("*"):
         if path.is_file():
             assert MARK not in path.read_text(errors="replace"), path
-    victim_feedback = (out / "feedback" / "victim.md").read_text()
+    victim_feedback = out / "feedback" / f"{cwgrade.safe_name('victim')}.md"
+    victim_feedback = victim_feedback.read_text()
     assert "Autograded score: **18 / 18**" in victim_feedback
     assert attacked["leftovers"] == [], attacked["leftovers"]
     assert _leftovers() == []
@@ -290,15 +302,22 @@ def test_regrading_keeps_the_hand_graded_column_and_earlier_results(attacked, ca
         SLUG, folder, build_root=attacked["build"], out=out, jobs=2, limits=LIMITS
     )
     err = capsys.readouterr().err
-    assert re.search(r"grading 1 of \d+ file", err), err
+    # the corrected notebook, and those that failed or ran out of time (never kept)
+    again = 1 + sum(
+        g.status in cwgrade.UNCACHED and g.student in attacked["attacks"]
+        for g in attacked["grades"].values()
+    )
+    assert re.search(rf"grading {again} of \d+ file", err), err
     rows = {r["student"]: r for r in csv.DictReader(io.StringIO(path.read_text()))}
     assert rows["victim"]["q6_explain"] == "2"
     assert rows["victim"]["ta_comment"] == "clear, complete answer"
-    assert rows["no_code"]["total"] == "18" and rows["no_code"]["status"] == "graded"
+    assert rows["no_code"]["total"] == "18" and rows["no_code"]["status"] == "flagged"
+    assert "the same code as" in rows["no_code"]["reason"]
     assert len(rows) == len(grades)
     history = sorted((out / "history").glob("gradebook-*.csv"))
     assert history and "no_code" in history[-1].read_text()
-    old = sorted((out / "history" / "feedback").glob("no_code-*.md"))
+    name = cwgrade.safe_name("no_code")
+    old = sorted((out / "history" / "feedback").glob(f"{name}-*.md"))
     assert old and "Not graded (empty)" in old[-1].read_text()
 
 
@@ -358,13 +377,13 @@ def test_interrupted_run_stops_fast_and_resumes(a1, tmp_path):
     assert 1 <= len(rows) < 5 and all(r["total"] == "18" for r in rows)
     first = len(rows)
     time.sleep(2)
-    assert _leftovers() == []
+    assert _leftovers(proc.pid) == []
     # killed outright: the testers and their sandboxes die with the run
     proc = _start(cmd)
     proc.kill()
     proc.wait(timeout=60)
     time.sleep(3)
-    assert _leftovers() == []
+    assert _leftovers(proc.pid) == []
     assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
     state = json.loads((out / ".state.json").read_text())
     assert first < len(state["results"]) < 5  # what it graded was saved at once
@@ -510,7 +529,9 @@ assert np.allclose(two_steps(_X, 0.3, 1.0), _ref)
             master=master,
         )
     }
-    assert grades["solution"].total == 20 and grades["solution"].status == "graded"
+    # full marks; a copy of the solution notebook is flagged for a person to see
+    assert grades["solution"].total == 20 and grades["solution"].status == "flagged"
+    assert "the same code as the solution" in grades["solution"].reason
     assert grades["solution"].scores["q4_two_steps"] == 2
     assert grades["blank"].total == 0
 
@@ -548,7 +569,58 @@ def test_plain_data_round_trip():
         else:
             assert d == v and type(d) is type(v), (v, d)
     assert isinstance(wire.decode(wire.encode(lambda: 1)), wire.Opaque)
-    assert isinstance(wire.decode(wire.encode(np.array([object()]))), wire.Opaque)
+    objects = wire.decode(wire.encode(np.array([object()])))
+    assert objects.dtype == object and isinstance(objects[0], wire.Opaque)
+
+
+def test_the_wire_carries_what_otter_compares():
+    """Values a test may compare with ``==`` as otter does in the notebook: dict
+    subclasses, sets, object arrays (``np.array(sympy_matrix)``), pandas."""
+    import collections
+
+    import pandas as pd
+
+    x = sp.Symbol("x")
+    counts = collections.Counter("abracadabra")
+    ordered = collections.OrderedDict([("b", 1), ("a", 2)])
+    table = collections.defaultdict(list, {"a": [1]})
+    weird = collections.defaultdict(lambda: 0, {"a": 1})
+    frame = pd.DataFrame(
+        {"n": [1, 2, 3], "beta": [0.5, 1.0, 2.0], "name": ["a", "b", "c"]},
+        index=pd.Index([10, 20, 30], name="run"),
+    )
+    series = pd.Series([1.5, 2.5], index=["u", "v"], name="rate")
+
+    def trip(v):
+        return wire.decode(json.loads(json.dumps(wire.encode(v))))
+
+    for v in (counts, ordered, table, {1, 2, "a"}, frozenset({3})):
+        d = trip(v)
+        assert d == v and type(d) is type(v), (v, d)
+    assert trip(counts)["zzz"] == 0  # still a Counter
+    assert trip(table)["new"] == [] and trip(weird) == {"a": 1}
+    assert list(trip(ordered)) == ["b", "a"]
+    sym = np.array(sp.Matrix([[x, 1], [2, x**2]]))
+    d = trip(sym)
+    assert d.dtype == object and d.shape == (2, 2) and (d == sym).all()
+    d = trip(frame)
+    pd.testing.assert_frame_equal(d, frame)
+    assert trip(frame).equals(frame)
+    pd.testing.assert_series_equal(trip(series), series)
+    pd.testing.assert_frame_equal(
+        trip(pd.DataFrame({"a": []})), pd.DataFrame({"a": []})
+    )
+    dates = pd.Series(pd.to_datetime(["2024-01-01", "2024-02-01"]))
+    pd.testing.assert_series_equal(trip(dates), dates)
+    # decoding builds nothing but the listed classes and dtypes
+    with pytest.raises(wire.WireError):
+        wire.decode({"__t": "dict", "cls": "os.system", "v": []})
+    with pytest.raises(wire.WireError):
+        wire.decode({"__t": "dict", "cls": "defaultdict", "factory": "eval", "v": []})
+    bad = wire.encode(series)
+    bad["data"]["dtype"] = "object'); import os; ('"
+    with pytest.raises(wire.WireError):
+        wire.decode(bad)
 
 
 @pytest.mark.parametrize(
@@ -698,7 +770,17 @@ def test_gradebook_merges_and_neutralises_formulas(tmp_path):
         path, [_grade("alice"), _grade("=cmd|' /C calc'!A0")], QUESTIONS, history
     )
     rows = list(csv.reader(path.open()))
-    assert rows[0] == ["student", "q1", "q2", "q3", "total", "status", "reason", "file"]
+    assert rows[0] == [
+        "student",
+        "q1",
+        "q2",
+        "q3",
+        "total",
+        "status",
+        "reason",
+        "file",
+        "feedback",
+    ]
     assert all(not c.startswith(cwgrade.DANGEROUS) for r in rows for c in r)
     # a teaching assistant fills in the written question and adds a column
     text = path.read_text().splitlines()
@@ -760,6 +842,7 @@ def test_feedback_reads_right_in_jupyterlab_and_shows_no_hidden_test():
 
 
 def test_grading_refuses_without_a_sandbox(monkeypatch):
+    monkeypatch.setattr(sandbox, "probe", lambda: (None, sandbox.INSTALL_HINT))
     monkeypatch.setattr(sandbox, "bwrap", lambda: None)
     with pytest.raises(common.CourseworkError, match="bubblewrap"):
         sandbox.require(unsafe=False)
@@ -837,3 +920,629 @@ def test_a_kernel_that_dies_at_start_is_started_again(monkeypatch, tmp_path):
         cwbuild.build_assignment("x", master, tmp_path / "w.whl", tmp_path / "out")
     assert len(calls) == cwbuild.KERNEL_START_ATTEMPTS
     assert not (tmp_path / "out" / "x").exists()
+
+
+def test_a_blocked_bubblewrap_says_how_to_allow_it(monkeypatch, tmp_path):
+    """bwrap installed but refused its namespaces (Ubuntu 24.04's AppArmor
+    restriction of unprivileged user namespaces): the error names the cause and the
+    two ways to allow it, and does not say bwrap is missing."""
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text(
+        "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
+    sandbox.bwrap.cache_clear()
+    try:
+        assert sandbox.bwrap() is None
+        with pytest.raises(common.CourseworkError) as info:
+            sandbox.require(unsafe=False)
+        message = str(info.value)
+        assert str(fake) in message and "Permission denied" in message, message
+        assert "not installed" not in message, message
+        assert "apparmor_restrict_unprivileged_userns" in message, message
+        assert "/etc/apparmor.d/" in message and "userns" in message, message
+    finally:
+        sandbox.bwrap.cache_clear()
+    # missing altogether: the install hint
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    try:
+        with pytest.raises(common.CourseworkError, match="not installed"):
+            sandbox.require(unsafe=False)
+    finally:
+        sandbox.bwrap.cache_clear()
+
+
+def _spreadsheet_save(path: Path, encoding: str, delimiter: str) -> None:
+    """Save the gradebook back as a spreadsheet does: its encoding (``utf-8-sig``
+    writes a byte-order mark), its separator, CRLF line ends; a teaching assistant
+    has filled in the written question and added a column, and one name has an
+    accent."""
+    rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8-sig"))))
+    header = list(rows[0]) + ["ta_comment"]
+    for row in rows:
+        row["ta_comment"] = ""
+        if row["student"] == "alice":
+            row["q3"], row["ta_comment"] = "2", "clear; complete"
+        if row["student"] == "josé":
+            row["q3"], row["ta_comment"] = "1,5", "à revoir"
+    with open(path, "w", encoding=encoding, newline="") as fh:
+        writer = csv.DictWriter(fh, header, delimiter=delimiter, lineterminator="\r\n")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+@pytest.mark.parametrize(
+    "encoding, delimiter",
+    [("utf-8-sig", ","), ("utf-8-sig", ";"), ("cp1252", ";"), ("utf-8", "\t")],
+    ids=["bom", "bom-semicolon", "cp1252-semicolon", "tab"],
+)
+def test_gradebook_survives_a_spreadsheet_round_trip(tmp_path, encoding, delimiter):
+    path, history = tmp_path / "gradebook.csv", tmp_path / "history"
+    grades = [_grade("alice"), _grade("josé"), _grade("bob")]
+    cwgrade.write_gradebook(path, grades, QUESTIONS, history)
+    _spreadsheet_save(path, encoding, delimiter)
+    cwgrade.write_gradebook(path, [_grade("alice", 1.0)], QUESTIONS, history)
+    raw = path.read_bytes()
+    text = raw.decode("utf-8-sig")  # UTF-8 from now on
+    header = text.splitlines()[0]
+    assert header.startswith("student" + delimiter), header  # as the sheet had it
+    rows = {
+        r["student"]: r for r in csv.DictReader(io.StringIO(text), delimiter=delimiter)
+    }
+    assert sorted(rows) == ["alice", "bob", "josé"]
+    assert rows["alice"]["q1"] == "1" and rows["alice"]["q3"] == "2"
+    assert rows["alice"]["ta_comment"] == "clear; complete"
+    assert rows["josé"]["q3"] == "1,5" and rows["josé"]["ta_comment"] == "à revoir"
+    assert raw.startswith(b"\xef\xbb\xbf") == (encoding != "utf-8")
+
+
+def test_gradebook_refuses_a_merge_that_would_lose_marks(tmp_path):
+    path, history = tmp_path / "gradebook.csv", tmp_path / "history"
+    # a column without a name, and a note below the class: both kept
+    path.write_text(
+        "student,q1,q2,q3,,total\nalice,3,0,2,seen by TA,3\n,,,,average,3\n",
+        encoding="utf-8",
+    )
+    cwgrade.write_gradebook(path, [_grade("bob")], QUESTIONS, history)
+    book = cwgrade.read_gradebook(path)
+    rows = {r["student"]: r for r in book.rows}
+    assert rows["alice"]["column 5"] == "seen by TA" and rows["alice"]["q3"] == "2"
+    assert any(r["column 5"] == "average" for r in book.rows if not r["student"])
+    # no student column (a sheet saved with another separator, a renamed column):
+    # refused, the file untouched
+    for text in (
+        "name,q1\nalice,3\n",
+        "student,q1\nalice,3\nalice,2\n",  # two rows of one student
+    ):
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(common.CourseworkError, match="student|two rows"):
+            cwgrade.write_gradebook(path, [_grade("bob")], QUESTIONS, history)
+        assert path.read_text(encoding="utf-8") == text
+    path.write_bytes(b"student,q1\n\x81\x8d,3\n")  # neither UTF-8 nor cp1252
+    with pytest.raises(common.CourseworkError, match="CSV UTF-8"):
+        cwgrade.write_gradebook(path, [_grade("bob")], QUESTIONS, history)
+    # read-only: not replaced
+    path.write_text("student,q1\nalice,3\n", encoding="utf-8")
+    path.chmod(0o444)
+    with pytest.raises(common.CourseworkError, match="read-only"):
+        cwgrade.read_gradebook(path, check_writable=True)
+    # the safety net itself: a merge that drops a hand-graded cell is refused
+    old = cwgrade.read_gradebook(path)
+    with pytest.raises(common.CourseworkError, match="'alice'"):
+        cwgrade._check_merge(path, old, "student,q1\n", {"q1"})
+    with pytest.raises(common.CourseworkError, match="'q3'"):
+        old.rows[0]["q3"] = "2"
+        cwgrade._check_merge(path, old, "student,q1,q3\nalice,3,\n", {"q1"})
+
+
+def test_feedback_files_are_one_per_student():
+    names = ["a b", "a_b", "a;b", "李雷", "王芳", "Alice", "alice", "x" * 240]
+    files = cwgrade.file_names(names)
+    assert len({f.lower() for f in files.values()}) == len(names), files
+    for student, name in files.items():
+        assert re.fullmatch(r"[A-Za-z0-9_-]{1,80}", name), name
+        assert name == cwgrade.safe_name(student)  # stable between runs
+    assert files["a b"].startswith("a_b-") and files["李雷"].startswith("student-")
+
+
+def test_what_a_student_controls_is_shown_as_text(capsys, tmp_path):
+    """A name, an error message or a test's message cannot forge a line, a
+    heading, an image or a terminal escape in the feedback, the CSV or the
+    console."""
+    forged = "\x1b[2J\x1b[32mok\x1b[0m\n## q1: 4 / 4\n![x](http://evil.example/x.png)"
+    fence = "```\n## q1: 4 / 4\n<img src=http://evil.example/y.png>\n```"
+    g = cwgrade.Grade(
+        f"mallory{forged}",
+        "failed",
+        f"cell 1: ValueError: {forged}",
+        {"q1": 0.0, "q2": 0.0},
+        {
+            "q1": [
+                {
+                    "hidden": False,
+                    "number": 1,
+                    "points": 3,
+                    "passed": False,
+                    "message": fence,
+                }
+            ]
+        },
+        file="mallory.ipynb",
+    )
+    g = cwgrade._grade_from(
+        cwgrade.Entry(g.student, tmp_path, "mallory.ipynb"),
+        {"status": "failed", "reason": g.reason, "cases": g.cases},
+        QUESTIONS,
+    )
+    info = {"title": "A1", "questions": QUESTIONS}
+    text = cwgrade.feedback(info, g)
+    assert "\x1b" not in text
+    # as a Markdown renderer (JupyterLab's is CommonMark) reads it
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(text)
+    inline = [c for t in tokens if t.children for c in t.children]
+    headings = [
+        tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"
+    ]
+    assert headings[1:] == ["q1: 0 / 3", "q2: 0 / 2"], headings
+    assert (
+        headings[0].startswith("A1, feedback for mallory") and "\n" not in headings[0]
+    )
+    assert not [
+        t
+        for t in tokens + inline
+        if t.type in ("image", "html_block", "html_inline", "link_open")
+    ]
+    fences = [t.content for t in tokens if t.type == "fence"]
+    assert fences == [fence + "\n"], fences  # the message, shown whole as text
+    path = tmp_path / "gradebook.csv"
+    cwgrade.write_gradebook(path, [g], QUESTIONS, tmp_path / "history")
+    raw = path.read_text()
+    assert "\x1b" not in raw and len(raw.strip().splitlines()) == 2
+    cwgrade._summary([g], 5, tmp_path, QUESTIONS, False)
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\n## q1" not in out
+    assert len([line for line in out.splitlines() if "mallory" in line]) == 1
+
+
+def _with_first_cell(nb: dict, before: str) -> dict:
+    """``nb`` with ``before`` written at the top of its first code cell (the
+    imports), as a student would write it."""
+    nb = copy.deepcopy(nb)
+    cell = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    cell["source"] = before + "".join(cell["source"])
+    return nb
+
+
+FORGED = "\x1b[31m```\n## q1: 4 / 4\n![x](http://evil.example/x.png)"
+
+
+@pytest.fixture(scope="module")
+def classroom(a1, tmp_path_factory) -> dict:
+    """A class folder of honest notebooks written in ordinary ways, names that
+    read alike, and files that used to stop the whole run; graded once."""
+    folder = tmp_path_factory.mktemp("class-submissions")
+    out = tmp_path_factory.mktemp("class-grades")
+    solution = _notebook(a1 / SLUG / "solution" / f"{SLUG}.ipynb")
+    student = _notebook(a1 / SLUG / "student" / f"{SLUG}.ipynb")
+
+    def save(name: str | bytes, nb: dict) -> None:
+        path = os.path.join(os.fsencode(folder), os.fsencode(name) + b".ipynb")
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(nb, fh, ensure_ascii=False)
+
+    expected = {}  # student: (status, total)
+    save("inline", _with_first_cell(solution, "%matplotlib inline\n"))
+    save(
+        "widget",
+        _with_first_cell(
+            solution,
+            "%matplotlib widget\n%config InlineBackend.figure_format = 'retina'\n",
+        ),
+    )
+    save(
+        "pools",
+        _with_first_cell(
+            solution,
+            "import time\n"
+            "from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor\n"
+            "with ProcessPoolExecutor(max_workers=2) as _ex:\n"
+            "    assert list(_ex.map(abs, [-1, -2, -3])) == [1, 2, 3]\n"
+            "with ThreadPoolExecutor(max_workers=24) as _ex:\n"
+            "    _fs = [_ex.submit(time.sleep, 0.5) for _ in range(24)]\n"
+            "    assert all(f.result() is None for f in _fs)\n",
+        ),
+    )
+    for name in ("inline", "widget"):
+        expected[name] = ("graded", 18.0)
+    # full marks; the scan asks a person to look at code that starts processes
+    expected["pools"] = ("flagged", 18.0)
+    # the out-of-memory killer's SIGKILL, after a second of computing
+    save(
+        "killed",
+        _with_first_cell(
+            solution,
+            "import os, signal, time\n_t = time.process_time()\n"
+            "while time.process_time() - _t < 1.0:\n    pass\n"
+            "os.kill(os.getpid(), signal.SIGKILL)\n",
+        ),
+    )
+    expected["killed"] = ("failed", 0.0)
+    for name in ("a b", "a_b", "a;b", "李雷", "王芳"):
+        nb = copy.deepcopy(student)
+        nb["cells"].append(_code_cell(f"# the notebook of {name}\n"))
+        save(name, nb)
+        expected[name] = ("graded", 0.0)
+    mallory = copy.deepcopy(student)
+    mallory["cells"].append(_code_cell(f"raise ValueError({FORGED!r})\n"))
+    save("mallory", mallory)
+    expected["mallory"] = ("graded", 0.0)
+    save(b"caf\xe9", student)  # a zip made on Windows
+    expected["caf\\xe9"] = ("graded", 0.0)
+    save("x" * 234, student)  # 240 characters with .ipynb
+    expected["x" * 234] = ("graded", 0.0)
+    # two notebooks of 24 MB of non-ASCII text
+    for name, letter in (("big1", "é"), ("big2", "ü")):
+        nb = copy.deepcopy(solution)
+        nb["cells"].append(_code_cell("# " + letter * (12 * 2**20) + "\n"))
+        save(name, nb)
+        expected[name] = ("graded", 18.0)
+    os.mkfifo(folder / "pipe.ipynb")
+    expected["pipe"] = ("invalid", 0.0)
+    (folder / "zero.ipynb").symlink_to("/dev/zero")
+    expected["zero"] = ("invalid", 0.0)
+    (folder / "copy.ipynb").symlink_to(folder / "inline.ipynb")
+    expected["copy"] = ("invalid", 0.0)
+    home = tmp_path_factory.mktemp("a-home")
+    (home / "private.ipynb").write_text(json.dumps(solution))
+    (folder / "home").symlink_to(home)
+    expected["home"] = ("invalid", 0.0)
+    start = time.monotonic()
+    grades = cwgrade.grade(SLUG, folder, build_root=a1, out=out, jobs=2, limits=LIMITS)
+    return {
+        "grades": {g.student: g for g in grades},
+        "expected": expected,
+        "folder": folder,
+        "out": out,
+        "seconds": time.monotonic() - start,
+        "build": a1,
+    }
+
+
+@slow
+def test_every_file_of_a_class_gets_its_row(classroom):
+    grades, expected = classroom["grades"], classroom["expected"]
+    assert sorted(grades) == sorted(expected)
+    for student, (status, total) in expected.items():
+        g = grades[student]
+        assert (g.status, g.total) == (status, total), (student, g.reason)
+    for name in ("pipe", "zero", "copy", "home"):
+        assert grades[name].reason, name
+    assert "link" in grades["zero"].reason and "link" in grades["home"].reason
+    assert "regular file" in grades["pipe"].reason
+    killed = grades["killed"].reason
+    assert "memory" in killed and "CPU time" not in killed, killed
+    rows = list(
+        csv.DictReader(io.StringIO((classroom["out"] / "gradebook.csv").read_text()))
+    )
+    assert sorted(r["student"] for r in rows) == sorted(expected)
+    assert not any("private" in r["file"] for r in rows)
+
+
+@slow
+def test_each_student_gets_their_own_feedback(classroom):
+    from markdown_it import MarkdownIt
+
+    out = classroom["out"]
+    rows = list(csv.DictReader(io.StringIO((out / "gradebook.csv").read_text())))
+    files = [r["feedback"] for r in rows]
+    assert len({f.lower() for f in files}) == len(rows), files
+    for row in rows:
+        text = (out / "feedback" / row["feedback"]).read_text()
+        tokens = MarkdownIt("commonmark").parse(text)
+        shown = "".join(c.content for c in tokens[1].children)  # as rendered
+        assert shown.endswith(f"feedback for {row['student']}"), (shown, row)
+        assert (out / "details" / row["feedback"].replace(".md", ".json")).exists()
+    mallory = next(r for r in rows if r["student"] == "mallory")
+    text = (out / "feedback" / mallory["feedback"]).read_text()
+    tokens = MarkdownIt("commonmark").parse(text)
+    inline = [c for t in tokens if t.children for c in t.children]
+    assert not [t for t in tokens + inline if t.type in ("image", "html_inline")]
+    headings = [
+        tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"
+    ]
+    assert not any("4 / 4" in h for h in headings), headings
+    assert "\x1b" not in text and "\x1b" not in mallory["reason"]
+
+
+@slow
+def test_failures_are_graded_again(classroom, capsys):
+    """A failed notebook is not kept: the next run grades it again (and a student
+    named with REGRADE); everything else is reused."""
+    capsys.readouterr()
+    cwgrade.grade(
+        SLUG,
+        classroom["folder"],
+        build_root=classroom["build"],
+        out=classroom["out"],
+        jobs=2,
+        limits=LIMITS,
+        regrade=["a b"],
+    )
+    err = capsys.readouterr().err
+    assert re.search(r"grading 2 of \d+ file", err), err
+    with pytest.raises(common.CourseworkError, match="nobody"):
+        cwgrade.grade(
+            SLUG,
+            classroom["folder"],
+            build_root=classroom["build"],
+            out=classroom["out"],
+            regrade=["nobody"],
+            limits=LIMITS,
+        )
+
+
+def test_collect_refuses_links_pipes_and_devices(tmp_path):
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    (folder / "ok.ipynb").write_text("{}")
+    os.mkfifo(folder / "pipe.ipynb")
+    (folder / "zero.ipynb").symlink_to("/dev/zero")
+    (folder / "copy.ipynb").symlink_to(folder / "ok.ipynb")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "secret.ipynb").write_text("{}")
+    (folder / "linked").symlink_to(home)
+    (folder / "dana").mkdir()
+    (folder / "dana" / "a1.ipynb").symlink_to(home / "secret.ipynb")
+    (folder / os.fsdecode(b"caf\xe9.ipynb")).write_text("{}")
+    entries, _ = cwgrade.collect(folder, "a1")
+    by = {e.student: e for e in entries}
+    assert sorted(by) == ["caf\\xe9", "copy", "dana", "linked", "ok", "pipe", "zero"]
+    assert not by["ok"].problem and not by["caf\\xe9"].problem
+    for name in ("copy", "zero", "linked", "dana"):
+        assert by[name].problem == "invalid" and "link" in by[name].reason, name
+    assert "regular file" in by["pipe"].reason
+    assert not any("secret" in e.rel for e in entries if not e.problem)
+    # following links is a choice; a link to a device is still refused
+    entries, _ = cwgrade.collect(folder, "a1", follow_links=True)
+    by = {e.student: e for e in entries}
+    assert not by["copy"].problem and not by["linked"].problem
+    assert not by["dana"].problem
+    raw, why = cwgrade.read_limited(folder / "zero.ipynb", follow=True)
+    assert raw is None and "regular file" in why
+    # the reader neither blocks on a pipe nor reads a device without end
+    start = time.monotonic()
+    raw, why = cwgrade.read_limited(folder / "pipe.ipynb")
+    assert raw is None and time.monotonic() - start < 30
+
+
+def test_a_full_disk_says_so_and_leaves_nothing(tmp_path, monkeypatch):
+    import errno
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(cwgrade.os, "fsync", full)
+    path = tmp_path / "gradebook.csv"
+    path.write_text("student\nalice\n")
+    with pytest.raises(common.CourseworkError, match="the disk is full"):
+        cwgrade.atomic_write(path, "student\nalice\nbob\n")
+    assert path.read_text() == "student\nalice\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["gradebook.csv"]
+
+
+def test_a_kill_far_from_the_cpu_limit_is_not_called_a_timeout():
+    """The out-of-memory killer sends SIGKILL: after a second of CPU that is not
+    the CPU limit (killed at 2 cpu + 10 s), and the reason says so."""
+    limits = sandbox.Limits(cpu=120)
+    for code in ("import os; os.kill(os.getpid(), 9)", "raise SystemExit(137)"):
+        proc = subprocess.Popen([sys.executable, "-c", code])
+        why, kind = tester.Channel(proc, time.monotonic() + 60, limits)._why_gone()
+        assert kind == "failed" and "memory" in why and "CPU time" not in why, why
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import os; os.kill(os.getpid(), 24)"]
+    )
+    why, kind = tester.Channel(proc, time.monotonic() + 60, limits)._why_gone()
+    assert kind == "timeout" and "CPU time (250 s)" in why, why
+
+
+def test_magics_that_jupyter_accepts_run(tmp_path):
+    """The harness's shell runs what a Jupyter kernel runs: ``%matplotlib`` with
+    any backend, ``%config`` of the inline backend, ``%time``, ``%%capture``."""
+    cells = [
+        "%matplotlib inline",
+        "%matplotlib widget",
+        "%matplotlib notebook",
+        "%config InlineBackend.figure_format = 'retina'",
+        "%gui qt",
+        "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot([1, 2])\n"
+        "plt.show()\nbackend = plt.get_backend()",
+        "%time x = 1 + 1",
+        "%%capture\nprint('hidden')",
+        "from IPython.display import display\ndisplay(x)",
+    ]
+    code = (
+        "import json, sys\n"
+        f"sys.path.insert(0, {str(ROOT / 'tools' / 'coursework')!r})\n"
+        "import harness\n"
+        "shell = harness._shell()\n"
+        f"errors, ran_out = harness._run_cells(shell, {cells!r}, 60)\n"
+        "print(json.dumps([errors, shell.user_ns.get('backend')]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "MPLBACKEND": "Agg", "IPYTHONDIR": str(tmp_path)},
+        timeout=300,
+    )
+    errors, backend = json.loads(out.stdout.strip().splitlines()[-1])
+    assert errors == [], errors
+    assert backend.lower() == "agg"
+
+
+def test_a_dead_tester_costs_one_row_and_a_run_without_results_fails(
+    tmp_path, monkeypatch
+):
+    """A tester that fails on one notebook gives that notebook a failed row and
+    grades the rest; testers that all die leave the rest as failed rows named in
+    an error (a non-zero exit), never a short gradebook."""
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    nb = {"cells": [{"cell_type": "code", "source": "x = 1"}], "metadata": {}}
+    for name in ("ann", "bob", "cat"):
+        (folder / f"{name}.ipynb").write_text(json.dumps(nb))
+    entries, _ = cwgrade.collect(folder, SLUG)
+    info = {"title": "A1", "questions": QUESTIONS}
+
+    class Fake:
+        def __init__(self, fail):
+            self.fail = fail
+
+        def grade(self, task, timeout):
+            if task["id"] in self.fail:
+                raise self.fail[task["id"]]
+            return {"status": "graded", "scores": {"q1": 3.0, "q2": 2.0}}
+
+        def stop(self):
+            pass
+
+    def run(fail, out):
+        monkeypatch.setattr(cwgrade, "_workers", lambda m, u, n: [Fake(fail)])
+        return cwgrade._grade_locked(
+            SLUG,
+            masters.master_paths()[SLUG],
+            entries,
+            0,
+            info,
+            out,
+            LIMITS,
+            1,
+            True,
+        )
+
+    grades = run({"bob.ipynb": ValueError("message of 80 MB")}, tmp_path / "one")
+    by = {g.student: g for g in grades}
+    assert by["bob"].status == "failed" and "80 MB" in by["bob"].reason
+    assert by["ann"].total == by["cat"].total == 5
+    with pytest.raises(cwgrade.Incomplete, match="bob, cat") as info_:
+        run({"bob.ipynb": SystemExit(1)}, tmp_path / "dead")  # the thread dies
+    by = {g.student: g for g in info_.value.grades}
+    assert by["ann"].total == 5 and by["bob"].status == by["cat"].status == "failed"
+    rows = list(csv.DictReader((tmp_path / "dead" / "gradebook.csv").open()))
+    assert sorted(r["student"] for r in rows) == ["ann", "bob", "cat"]
+    from tools.coursework.__main__ import main
+
+    monkeypatch.setattr(
+        cwgrade,
+        "grade",
+        lambda *a, **k: run({"ann.ipynb": SystemExit(1)}, tmp_path / "x"),
+    )
+    assert main(["grade", SLUG, str(folder)]) == 1
+
+
+@slow
+def test_the_public_check_applies_the_implement_rule(a1):
+    """``grader.check`` in the student's notebook fails, with the grader's message,
+    when an "implement" answer calls attnlib; an answer written with numpy passes.
+    (The tests run as otter runs them in the notebook.)"""
+    from otter.test_files.ok_test import OKTestFile
+
+    student = _notebook(a1 / SLUG / "student" / f"{SLUG}.ipynb")
+    solution = _notebook(a1 / SLUG / "solution" / f"{SLUG}.ipynb")
+    code = ["".join(c["source"]) for c in student["cells"] if c["cell_type"] == "code"]
+    env: dict = {}
+    for src in code[1:3]:  # the imports and the expected values
+        exec(src, env)
+    answer = next(
+        "".join(c["source"])
+        for c in solution["cells"]
+        if c["cell_type"] == "code" and "def attention_matrix" in "".join(c["source"])
+    )
+    exec(answer, env)
+    spec = student["metadata"]["otter"]["tests"]["q1_attention"]
+    honest = OKTestFile.from_spec(spec)
+    honest.run(dict(env))
+    assert [r.passed for r in honest.test_case_results] == [True] * 3
+
+    def attention_matrix(X, beta, Q=None, K=None, normalization="sa"):
+        return env["Model"](beta=beta, Q=Q, K=K, normalization=normalization).attention(
+            X
+        )
+
+    cheat = OKTestFile.from_spec(spec)
+    cheat.run({**env, "attention_matrix": attention_matrix})
+    assert not any(r.passed for r in cheat.test_case_results)
+    message = cheat.test_case_results[0].message
+    assert "attention_matrix calls attnlib" in message, message
+    assert "without the library" in message
+
+
+def test_a_failing_test_says_what_failed_in_a_few_lines():
+    """The feedback of a failing test: its message (the hint), the assertion that
+    failed, and the values it compared, not a dump of the test."""
+    source = (
+        "_A = np.asarray(attention_matrix(_X))\n"
+        "assert _A.shape == (2, 2), f'shape {_A.shape}'\n"
+        "assert np.allclose(_A, expected['q1']), 'SA at beta = 2: A is not the "
+        "expected matrix'\n"
+    )
+    code = compile(source, "<q1 public test 1>", "exec")
+    case = tester.Case("q1", 1, False, 1.0, source, code)
+    ns = {
+        "np": np,
+        "_X": np.eye(2),
+        "attention_matrix": lambda X: X * 2,
+        "expected": {"q1": np.full((2, 2), 0.5)},
+    }
+    with pytest.raises(AssertionError) as info:
+        exec(code, ns)
+    message = tester._message(info.value, case, ns)
+    lines = message.splitlines()
+    assert lines[0] == "SA at beta = 2: A is not the expected matrix"
+    assert (
+        lines[1] == "failed: assert np.allclose(_A, expected['q1']), "
+        "'SA at beta = 2: A is not the expected matrix'"
+    )
+    assert lines[2].startswith("_A = array of shape (2, 2): [[2. 0.]")
+    assert lines[3].startswith("expected['q1'] = array of shape (2, 2): [[0.5 0.5]")
+    assert len(lines) == 4
+    # an operand that calls a function is not evaluated again
+    assert tester._compared("assert f(x) == 3", {"f": None}) == []
+
+
+def test_copies_of_the_solution_or_of_a_classmate_are_flagged():
+    solution = ["import numpy as np", "def f(x):\n    return 2 * x\n"]
+    blank = ["import numpy as np", "def f(x):\n    raise NotImplementedError\n"]
+    refs = {
+        "solution": cwgrade.code_digest(solution),
+        "student": cwgrade.code_digest(blank),
+    }
+    notebooks = {
+        "ann.ipynb": solution[:1] + ["def f(x):\n\n    return 2 * x   \n"],  # spacing
+        "bob.ipynb": ["import numpy as np", "def f(x):\n    return x + x\n"],
+        "cat.ipynb": ["import numpy as np", "def f(x):\n    return x + x\n"],
+        "dan.ipynb": list(blank),
+        "eve.ipynb": list(blank),
+        "fay.ipynb": ["def f(x):\n    return 3 * x\n"],
+        "gus.ipynb": list(solution),
+    }
+    grades = {
+        rel: cwgrade.Grade(rel[:3], "graded", scores={"q1": 3.0}) for rel in notebooks
+    }
+    digests = {rel: cwgrade.code_digest(c) for rel, c in notebooks.items()}
+    cwgrade._flag_copies(grades, digests, refs)
+    status = {g.student: (g.status, g.reason) for g in grades.values()}
+    assert status["ann"] == (
+        "flagged",
+        "flagged: the same code as the solution notebook; the same code as gus",
+    )
+    assert status["bob"] == ("flagged", "flagged: the same code as cat")
+    assert status["cat"] == ("flagged", "flagged: the same code as bob")
+    for name in ("dan", "eve", "fay"):  # the unchanged notebook is nobody's copy
+        assert status[name] == ("graded", ""), name

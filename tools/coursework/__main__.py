@@ -40,6 +40,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--wait", action="store_true", help="wait for another run of this assignment"
     )
+    p.add_argument(
+        "--force", action="store_true", help="regrade every notebook, changed or not"
+    )
+    p.add_argument(
+        "--regrade",
+        action="append",
+        default=[],
+        metavar="STUDENT",
+        help="regrade this student's notebook even if unchanged (repeatable)",
+    )
+    p.add_argument(
+        "--follow-links",
+        action="store_true",
+        help="grade what symbolic links point to (refused by default)",
+    )
     sub.add_parser("student", help="build the student edition (make student)")
     args = parser.parse_args(argv)
     try:
@@ -60,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
                 jobs=args.jobs,
                 unsafe=args.unsafe_no_sandbox,
                 wait=args.wait,
+                force=args.force,
+                regrade=args.regrade,
+                follow_links=args.follow_links,
             )
         elif args.command == "student":
             student.student()

@@ -15,6 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import yaml
+
 from .common import (
     BUILD,
     GRADESCOPE_FILES,
@@ -27,6 +29,7 @@ from .common import (
     run,
 )
 from .masters import (
+    _TEST_CONFIG,
     GRADER_KEYS,
     expected_cell,
     expected_values,
@@ -71,6 +74,51 @@ def build_wheel(dest: Path) -> Path:
     return wheels[-1]
 
 
+# The student's check of an "implement" question applies the grader's rule: the
+# functions are wrapped, for the test only (otter runs a test in a copy of the
+# notebook's names), so that a call that runs code of attnlib fails with this.
+_GUARD = """\
+def _without_attnlib(_f, _name):
+    import sys, threading
+    def _call(*args, **kwargs):
+        _seen = []
+        def _hook(frame, event, arg):
+            _module = str(frame.f_globals.get("__name__", ""))
+            if event == "call" and not _seen and _module.split(".")[0] == "attnlib":
+                _seen.append(f"{_module}.{frame.f_code.co_name}")
+        _old = sys.getprofile()
+        sys.setprofile(_hook)
+        threading.setprofile(_hook)
+        try:
+            _out = _f(*args, **kwargs)
+        finally:
+            sys.setprofile(_old)
+            threading.setprofile(None)
+        assert not _seen, (f"{_name} calls attnlib ({_seen[0]}): this question asks "
+            "you to write it yourself, without the library (make grade gives 0)")
+        return _out
+    return _call
+"""
+
+
+def guard_public_test(source: str, names: list[str]) -> str:
+    """A public test of an "implement" question that fails, with the grader's
+    message, when one of the functions ``names`` runs code of attnlib (hidden tests
+    are run by the grader, which applies the rule itself)."""
+    match = _TEST_CONFIG.match(source)
+    config = yaml.safe_load(match.group(1)) if match else {}
+    if not isinstance(config, dict) or config.get("hidden"):
+        return source
+    head, body = (
+        (source[: match.end()], source[match.end() :]) if match else ("", source)
+    )
+    # one line, so that otter's report of a failing test grows by one example only
+    wrap = "; ".join(
+        f"{n} = _without_attnlib({n}, {n!r}) if callable({n}) else {n}" for n in names
+    )
+    return f"{head}exec({_GUARD!r}); {wrap}\n{body}"
+
+
 def _assignment_notebook(master: Path, src: Path, wheel: Path) -> Path:
     """The master as an .ipynb whose config adds the autograder's requirements."""
     import jupytext
@@ -100,7 +148,7 @@ def _assignment_notebook(master: Path, src: Path, wheel: Path) -> Path:
     )
     # what otter does not know: the grader's keys of a question (otter rejects
     # them) and the EXPECTED blocks, replaced by one cell with their values
-    cells, inside = [nb.cells[0]], False
+    cells, inside, implement, tests = [nb.cells[0]], False, [], False
     for cell in nb.cells[1:]:
         head, data = raw_header(cell.source) if cell.cell_type == "raw" else ("", {})
         if head in ("# BEGIN EXPECTED", "# END EXPECTED"):
@@ -108,6 +156,13 @@ def _assignment_notebook(master: Path, src: Path, wheel: Path) -> Path:
             continue
         if inside:
             continue
+        if head in ("# BEGIN TESTS", "# END TESTS"):
+            tests = head == "# BEGIN TESTS"
+        if head == "# BEGIN QUESTION":
+            names = data.get("implement") or []
+            implement = [names] if isinstance(names, str) else list(names)
+        if tests and implement and cell.cell_type == "code":
+            cell.source = guard_public_test(cell.source, implement)
         if head == "# BEGIN QUESTION" and set(data) & GRADER_KEYS:
             for key in GRADER_KEYS:
                 data.pop(key, None)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import atexit
 import csv
 import datetime
+import errno
 import fcntl
 import hashlib
 import io
@@ -38,10 +39,12 @@ import queue
 import re
 import select
 import signal
+import stat
 import subprocess
 import sys
 import threading
 import time
+import unicodedata
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +53,8 @@ from . import sandbox, wire
 from .common import BUILD, GRADES, ROOT, CourseworkError, fmt
 from .masters import master_paths
 
+# results that are never reused: the next run grades the notebook again
+UNCACHED = ("timeout", "failed")
 STATUS_HELP = {
     "graded": "graded",
     "flagged": "graded, but the code does something a human should look at",
@@ -105,24 +110,79 @@ def _hidden(name: str) -> bool:
     return name.startswith(".") or name == "__pycache__"
 
 
-def collect(folder: Path, slug: str) -> tuple[list[Entry], int]:
+LINK_REFUSED = (
+    "a symbolic link: links are not graded (they may point to a classmate's "
+    "notebook or outside the folder); copy the file in, or pass --follow-links "
+    "(make grade ... FOLLOW_LINKS=1)"
+)
+
+
+def printable(text: str) -> str:
+    """``text`` on one line with nothing a terminal, a spreadsheet or a viewer
+    would interpret: control and format characters (ANSI escapes, line breaks,
+    bidirectional overrides) and bytes of a file name that is not UTF-8 become
+    backslash escapes."""
+    text = str(text)
+    try:
+        text = text.encode("utf-8", "surrogateescape").decode(
+            "utf-8", "backslashreplace"
+        )
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    out = []
+    for ch in text:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp"):
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _file_kind(path: Path, follow: bool) -> str:
+    """``""`` for a regular file or folder that may be read, else why not."""
+    try:
+        st = path.lstat()
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror or exc}"
+    if stat.S_ISLNK(st.st_mode):
+        if not follow:
+            return LINK_REFUSED
+        try:
+            st = path.stat()
+        except OSError:
+            return "a broken link"
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        return ""
+    return "not a regular file (a pipe, a socket or a device): not graded"
+
+
+def collect(
+    folder: Path, slug: str, follow_links: bool = False
+) -> tuple[list[Entry], int]:
     """Every file of ``folder`` as an :class:`Entry`, and the number of hidden
-    files and folders (``.ipynb_checkpoints``, ``.DS_Store``) passed over."""
+    files and folders (``.ipynb_checkpoints``, ``.DS_Store``) passed over.
+
+    Entries are looked at without following links (``lstat``): a link, a pipe or
+    a device gets a row with the reason instead of being read, unless
+    ``follow_links`` (then what a link points to must be a file or a folder)."""
     entries, hidden = [], 0
     for path in sorted(folder.iterdir(), key=lambda p: p.name):
         name = path.name
+        shown = printable(name)
         if _hidden(name):
             hidden += 1
             continue
-        if path.is_symlink() and not path.exists():
-            entries.append(
-                Entry(Path(name).stem, path, name, "invalid", "a broken link")
-            )
+        stem = shown[: -len(".ipynb")] if _is_notebook_name(shown) else shown
+        problem = _file_kind(path, follow_links)
+        if problem:
+            stem = printable(Path(name).stem) if _is_notebook_name(name) else stem
+            entries.append(Entry(stem, path, name, "invalid", problem))
         elif path.is_dir():
             if _is_notebook_name(name):
                 entries.append(
                     Entry(
-                        name[: -len(".ipynb")],
+                        stem,
                         path,
                         name,
                         "invalid",
@@ -130,45 +190,61 @@ def collect(folder: Path, slug: str) -> tuple[list[Entry], int]:
                     )
                 )
                 continue
-            notebooks = sorted(
-                p
-                for p in path.rglob("*")
-                if _is_notebook_name(p.name)
-                and not any(_hidden(part) for part in p.relative_to(path).parts)
-            )
-            if not notebooks:
+            try:
+                notebooks = sorted(
+                    p
+                    for p in path.rglob("*")
+                    if _is_notebook_name(p.name)
+                    and not any(_hidden(part) for part in p.relative_to(path).parts)
+                )
+            except OSError as exc:
                 entries.append(
-                    Entry(name, path, name, "invalid", "no notebook in the folder")
+                    Entry(
+                        shown,
+                        path,
+                        name,
+                        "invalid",
+                        f"cannot read the folder: {exc.strerror or exc}",
+                    )
                 )
                 continue
-            chosen = notebooks[0]
-            if len(notebooks) > 1:
-                named = [p for p in notebooks if p.name.lower() == f"{slug}.ipynb"]
-                chosen = named[0] if named else notebooks[0]
+            if not notebooks:
+                entries.append(
+                    Entry(shown, path, name, "invalid", "no notebook in the folder")
+                )
+                continue
+            usable = [p for p in notebooks if not _file_kind(p, follow_links)]
+            chosen = usable[0] if usable else notebooks[0]
+            named = [p for p in usable if p.name.lower() == f"{slug}.ipynb"]
+            chosen = named[0] if named else chosen
             for nb in notebooks:
                 rel = nb.relative_to(folder).as_posix()
-                if nb == chosen:
-                    entries.append(Entry(name, nb, rel))
+                why = _file_kind(nb, follow_links)
+                if nb == chosen and not why:
+                    entries.append(Entry(shown, nb, rel))
                 else:
+                    inner = printable(nb.relative_to(path).as_posix())
                     entries.append(
                         Entry(
-                            f"{name}/{nb.relative_to(path).as_posix()}",
+                            shown if nb == chosen else f"{shown}/{inner}",
                             nb,
                             rel,
                             "invalid",
-                            f"another notebook in {name}/; graded: {chosen.name}",
+                            why
+                            or f"another notebook in {shown}/; graded: "
+                            f"{printable(chosen.name)}",
                         )
                     )
         elif _is_notebook_name(name):
-            entries.append(Entry(name[: -len(".ipynb")], path, name))
+            entries.append(Entry(stem, path, name))
         else:
             entries.append(
                 Entry(
-                    path.stem or name,
+                    printable(path.stem) or shown,
                     path,
                     name,
                     "invalid",
-                    f"not a notebook ({name})",
+                    f"not a notebook ({shown})",
                 )
             )
     # two files of one student name (alice.ipynb and alice/): tell them apart
@@ -177,20 +253,54 @@ def collect(folder: Path, slug: str) -> tuple[list[Entry], int]:
         seen[e.student] = seen.get(e.student, 0) + 1
     for e in entries:
         if seen[e.student] > 1:
-            e.student = f"{e.student} ({e.rel})"
+            e.student = f"{e.student} ({printable(e.rel)})"
     return entries, hidden
 
 
-def read_notebook(path: Path) -> tuple[list[str] | None, str, str]:
+def read_limited(path: Path, follow: bool = False) -> tuple[bytes | None, str]:
+    """The bytes of a regular file, read without blocking and without following a
+    link (unless ``follow``), at most :data:`MAX_NOTEBOOK` of them; or None and
+    why not."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None, LINK_REFUSED
+        return None, f"cannot read the file: {exc.strerror or exc}"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None, "not a regular file (a pipe, a socket or a device)"
+        chunks, size = [], 0
+        while size <= MAX_NOTEBOOK:
+            chunk = os.read(fd, min(2**20, MAX_NOTEBOOK + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        return None, f"cannot read the file: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
+    if size > MAX_NOTEBOOK:
+        return None, f"the file is larger than {MAX_NOTEBOOK >> 20} MB"
+    return b"".join(chunks), ""
+
+
+def read_notebook(
+    path: Path, follow: bool = False
+) -> tuple[list[str] | None, str, str]:
     """The code cells of a notebook as Jupyter reads it, or None, a status and a
     reason. Accepts a byte-order mark, fields it does not know, any kernel of the
     Python language, nbformat 3 and 4."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        return None, "invalid", f"cannot read the file: {exc.strerror or exc}"
-    if len(raw) > MAX_NOTEBOOK:
-        return None, "invalid", f"the file is larger than {MAX_NOTEBOOK >> 20} MB"
+    raw, why = read_limited(path, follow)
+    if raw is None:
+        return None, "invalid", why
+    return parse_notebook(raw)
+
+
+def parse_notebook(raw: bytes) -> tuple[list[str] | None, str, str]:
+    """:func:`read_notebook` of the bytes of a file."""
     if not raw.strip():
         return None, "invalid", "the file is empty (0 bytes of notebook JSON)"
     try:
@@ -303,6 +413,12 @@ class Worker:
             self.start()
         try:
             wire.write_frame(self.proc.stdin.fileno(), task)
+        except wire.WireError as exc:  # checked before anything is written
+            return {
+                "status": "failed",
+                "reason": f"the notebook's code is too large to send to its "
+                f"sandbox ({exc})",
+            }
         except OSError as exc:
             self.stop()
             return {"status": "failed", "reason": f"the tester stopped: {exc}"}
@@ -332,15 +448,31 @@ class Worker:
 
 
 def atomic_write(path: Path, data: str | bytes) -> None:
-    """Write a file so that it is either the old or the new content, never a mix."""
+    """Write a file so that it is either the old or the new content, never a mix.
+
+    A full disk (or any error) leaves the old file and no temporary file, and
+    raises a :class:`CourseworkError` that says so."""
     raw = data.encode() if isinstance(data, str) else data
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(raw)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    tmp = path.with_name(f".{path.name[:180]}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise CourseworkError(
+                f"the disk is full: cannot write {path} ({exc.strerror}). Nothing "
+                "half-written was left; free some space and run the same command "
+                "again (what was graded before is kept)"
+            ) from None
+        raise CourseworkError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def neutralise(value: str) -> str:
@@ -356,9 +488,43 @@ def restore(value: str) -> str:
 
 
 def safe_name(student: str) -> str:
-    """A file name for a student's feedback."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", student).strip("_") or "student"
-    return "_" + name if name.startswith(".") else name
+    """A file name for a student's feedback and details: a readable part (ASCII,
+    at most 60 characters) and a short hash of the whole name, so that names that
+    read alike (``a b``, ``a_b``, ``a;b``, ``Alice`` and ``alice``) or have no
+    Latin letters (``李雷``) each get their own file."""
+    ascii_name = unicodedata.normalize("NFKD", student)
+    ascii_name = ascii_name.encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "_", ascii_name).strip("_-")[:60] or "student"
+    key = student.encode("utf-8", "surrogatepass")
+    return f"{slug}-{hashlib.sha256(key).hexdigest()[:8]}"
+
+
+def file_names(students: list[str]) -> dict[str, str]:
+    """:func:`safe_name` of every student, checked to be distinct even on a file
+    system that ignores case (a longer hash for any that would clash)."""
+    names, taken = {}, {}
+    for student in sorted(set(students)):
+        name = safe_name(student)
+        size = 8
+        while name.lower() in taken and size < 64:
+            size *= 2
+            key = student.encode("utf-8", "surrogatepass")
+            name = f"{name.rsplit('-', 1)[0]}-{hashlib.sha256(key).hexdigest()[:size]}"
+        if name.lower() in taken:
+            raise CourseworkError(
+                f"{student!r} and {taken[name.lower()]!r} get the same file name"
+            )
+        taken[name.lower()] = student
+        names[student] = name
+    return names
+
+
+class Incomplete(CourseworkError):
+    """A run that left notebooks without a result (``grades`` has them as failed)."""
+
+    def __init__(self, message: str, grades: list):
+        super().__init__(message)
+        self.grades = grades
 
 
 class Lock:
@@ -409,50 +575,218 @@ def _timestamp() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
 
+@dataclass
+class Gradebook:
+    """A gradebook as read: its columns, rows and how to write it back."""
+
+    header: list[str] = field(default_factory=list)
+    rows: list[dict[str, str]] = field(default_factory=list)
+    delimiter: str = ","
+    bom: bool = False
+    text: str = ""  # the file's text, "" if it does not exist
+
+
+def read_gradebook(path: Path, check_writable: bool = False) -> Gradebook:
+    """Read a gradebook as this module writes it or as a spreadsheet saves it
+    back: UTF-8 with or without a byte-order mark, or Windows-1252; ``,``, ``;``
+    or tab between cells; any line endings. Every column is kept: one without a
+    name is named ``column N``, a repeated name gets `` (N)``.
+
+    Raises :class:`CourseworkError` (so that nothing is lost) when the file has no
+    ``student`` column, holds two rows of one student, cannot be decoded, or
+    (``check_writable``) is read-only.
+    """
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return Gradebook()
+    if check_writable and not st.st_mode & 0o222:
+        raise CourseworkError(
+            f"{path} is read-only: it is not replaced. Make it writable "
+            f"(chmod u+w {path}) to merge the new grades into it, or move it away "
+            "to start a new gradebook"
+        )
+    raw = path.read_bytes()
+    bom = raw.startswith(b"\xef\xbb\xbf")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        try:
+            text = raw.decode("cp1252")
+        except UnicodeDecodeError:
+            raise CourseworkError(
+                f"{path} is neither UTF-8 nor Windows-1252 text: save it from the "
+                "spreadsheet as 'CSV UTF-8' and run the same command again"
+            ) from None
+        print(
+            f"note: {path.name} is not UTF-8: read as Windows-1252 (a spreadsheet's "
+            "'CSV' save); it is written back as UTF-8",
+            file=sys.stderr,
+        )
+        bom = True  # so that the spreadsheet reads the UTF-8 it gets back
+    if not text.strip():
+        return Gradebook(text=text)
+    lines = text.splitlines()
+    body = text
+    first = lines[0]
+    match = re.fullmatch(r"sep=(.)", first.strip())
+    if match:  # Excel's "sep=;" line
+        delimiter = match.group(1)
+        body = text.split("\n", 1)[1] if "\n" in text else ""
+    else:
+        match = re.match(r'"?student"?([,;\t|])', first)
+        delimiter = match.group(1) if match else ","
+    table = list(csv.reader(io.StringIO(body, newline=""), delimiter=delimiter))
+    if not table or "student" not in [c.strip() for c in table[0]]:
+        raise CourseworkError(
+            f"{path} has no 'student' column in its first line ({first[:80]!r}): "
+            "it is not merged, and not replaced. Put the column back (or move the "
+            "file away) and run the same command again"
+        )
+    width = max(len(r) for r in table)
+    header: list[str] = []
+    for i in range(width):
+        name = table[0][i].strip() if i < len(table[0]) else ""
+        name = name or f"column {i + 1}"
+        if name in header:
+            name = f"{name} ({i + 1})"
+        header.append(name)
+    rows, seen = [], {}
+    for number, cells in enumerate(table[1:], start=2):
+        row = {header[i]: cells[i] if i < len(cells) else "" for i in range(width)}
+        key = restore(row.get("student") or "")
+        if key and key in seen:
+            raise CourseworkError(
+                f"{path} has two rows for {printable(key)!r} (lines {seen[key]} and "
+                f"{number}): merge them into one and run the same command again"
+            )
+        if key:
+            seen[key] = number
+        if key or any(v.strip() for v in row.values()):
+            rows.append(row)
+    return Gradebook(header, rows, delimiter, bom, text)
+
+
 def write_gradebook(
     path: Path, grades: list[Grade], questions: list[dict], history: Path
 ) -> None:
     """Merge ``grades`` into the gradebook at ``path``.
 
-    The autograded columns (questions, total, status, reason, file) of the students
-    graded are replaced; every other column (the written question's, a column a
-    teaching assistant added) and every other row are kept. The previous file is
-    kept in ``history`` when it changes.
+    The autograded columns (questions, total, status, reason, file, feedback) of
+    the students graded are replaced; every other column (the written question's,
+    a column a teaching assistant added) and every other row are kept, in the
+    separator the file had (a spreadsheet's ``;`` stays). Before writing, the
+    merge is checked: if any earlier row or any non-empty cell that is not
+    autograded would change, nothing is written and a :class:`CourseworkError`
+    says which. The previous file is kept in ``history`` when it changes.
     """
     auto = [q["name"] for q in questions if not q["manual"]]
-    ours = [q["name"] for q in questions] + ["total", "status", "reason", "file"]
-    header, rows = ["student", *ours], {}
-    old = path.read_text(encoding="utf-8") if path.exists() else ""
-    if old:
-        reader = csv.DictReader(io.StringIO(old))
-        for name in reader.fieldnames or []:
-            if name and name not in header:
-                header.append(name)
-        for row in reader:
-            key = restore(row.get("student") or "")
-            if key:
-                rows[key] = {k: v for k, v in row.items() if k is not None}
+    graded = set(auto) | {"total", "status", "reason", "file", "feedback"}
+    ours = [q["name"] for q in questions] + [
+        "total",
+        "status",
+        "reason",
+        "file",
+        "feedback",
+    ]
+    book = read_gradebook(path, check_writable=True)
+    header = ["student", *ours]
+    header += [c for c in book.header if c not in header]
+    rows: dict[str, dict] = {}
+    loose = []  # rows without a student (a note, a class average): kept as they are
+    for row in book.rows:
+        key = restore(row.get("student") or "")
+        if key:
+            rows[key] = dict(row)
+        else:
+            loose.append(row)
+    names = file_names([g.student for g in grades])
     for g in grades:
-        row = rows.setdefault(g.student, {})
-        row["student"] = g.student
+        student = printable(g.student)
+        row = rows.setdefault(student, {})
+        row["student"] = student
         for q in auto:
             row[q] = fmt(g.scores.get(q, 0.0))
-        row.update(total=fmt(g.total), status=g.status, reason=g.reason, file=g.file)
+        row.update(
+            total=fmt(g.total),
+            status=g.status,
+            reason=printable(g.reason),
+            file=printable(g.file),
+            feedback=f"{names[g.student]}.md",
+        )
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv.writer(out, delimiter=book.delimiter, lineterminator="\n")
     writer.writerow(header)
+    written = []
     for key in sorted(rows):
-        row = rows[key]
-        writer.writerow([neutralise(restore(str(row.get(c) or ""))) for c in header])
+        written.append(
+            [neutralise(restore(str(rows[key].get(c) or ""))) for c in header]
+        )
+    written += [[str(r.get(c) or "") for c in header] for r in loose]
+    writer.writerows(written)
     new = out.getvalue()
-    if new != old:
-        if old:
-            atomic_write(history / f"gradebook-{_timestamp()}.csv", old)
-        atomic_write(path, new)
+    _check_merge(path, book, new, graded)
+    if new != book.text:
+        if book.text:
+            atomic_write(history / f"gradebook-{_timestamp()}.csv", book.text)
+        atomic_write(path, ("\ufeff" if book.bom else "") + new)
+
+
+def _check_merge(path: Path, old: Gradebook, new: str, graded: set) -> None:
+    """Refuse a merge that would lose an earlier row or a cell kept by hand."""
+    table = list(csv.reader(io.StringIO(new, newline=""), delimiter=old.delimiter))
+    header = table[0]
+    after = {}
+    loose = []
+    for cells in table[1:]:
+        row = dict(zip(header, cells))
+        key = restore(row.get("student") or "")
+        if key:
+            after[key] = row
+        else:
+            loose.append(row)
+    lost = []
+    for row in old.rows:
+        key = restore(row.get("student") or "")
+        if not key:
+            if not any(all(r.get(c, "") == v for c, v in row.items()) for r in loose):
+                lost.append("a row without a student")
+            continue
+        if key not in after:
+            lost.append(f"the row of {printable(key)!r}")
+            continue
+        for column, value in row.items():
+            if column in graded or not value.strip():
+                continue
+            if restore(after[key].get(column, "")) != restore(value):
+                lost.append(f"{printable(key)!r}'s {column!r} ({printable(value)!r})")
+    if lost:
+        more = f" and {len(lost) - 5} more" if len(lost) > 5 else ""
+        raise CourseworkError(
+            f"{path} is not replaced: the merge would lose {'; '.join(lost[:5])}"
+            f"{more}. The results are saved; fix the file and run the same command "
+            "again"
+        )
 
 
 def _points(x: float) -> str:
     return f"{fmt(x)} point" + ("" if x == 1 else "s")
+
+
+def md_text(text: str) -> str:
+    """Text a student controls, shown as itself in Markdown: one line, no
+    control characters, every character Markdown or HTML would interpret
+    backslash-escaped (no heading, link, image, emphasis, table cell or tag)."""
+    return re.sub(r"([\\`*_{}\[\]()#+!|<>&~$])", r"\\\1", printable(text))
+
+
+def md_code(text: str) -> str:
+    """A fenced block showing ``text`` verbatim: the fence is longer than any run
+    of backticks or tildes in it, and control characters are escaped."""
+    text = "\n".join(printable(line) for line in str(text).splitlines())
+    runs = [len(m) for m in re.findall(r"`+|~+", text)] + [2]
+    fence = "`" * (max(runs) + 1)
+    return f"{fence}text\n{text}\n{fence}"
 
 
 def feedback(info: dict, g: Grade) -> str:
@@ -461,12 +795,12 @@ def feedback(info: dict, g: Grade) -> str:
     auto = [q for q in info["questions"] if not q["manual"]]
     manual = [q for q in info["questions"] if q["manual"]]
     possible = sum(q["points"] for q in auto)
-    lines = [f"# {info['title']}, feedback for {g.student}", ""]
+    lines = [f"# {info['title']}, feedback for {md_text(g.student)}", ""]
     if g.status in ("invalid", "empty"):
         return "\n".join(
             lines
             + [
-                f"**Not graded ({g.status})**: {g.reason}.",
+                f"**Not graded ({g.status})**: {md_text(g.reason)}.",
                 "",
                 f"Autograded score: 0 / {fmt(possible)}.",
                 "",
@@ -477,9 +811,9 @@ def feedback(info: dict, g: Grade) -> str:
         names = ", ".join(f"`{q['name']}` ({_points(q['points'])})" for q in manual)
         lines.append(f"Graded by hand, separately: {names}.")
     if g.status in ("timeout", "failed"):
-        lines += ["", f"**{g.status}**: {g.reason}."]
+        lines += ["", f"**{g.status}**: {md_text(g.reason)}."]
     elif g.reason:
-        lines += ["", f"Note: {g.reason}."]
+        lines += ["", f"Note: {md_text(g.reason)}."]
     if g.status == "flagged":
         lines += [
             "",
@@ -494,7 +828,7 @@ def feedback(info: dict, g: Grade) -> str:
         cases = g.cases.get(name, [])
         lines += ["", f"## {name}: {fmt(g.scores.get(name, 0.0))} / {fmt(q['points'])}"]
         if name in g.library:
-            lines += ["", f"**{g.library[name]}.**"]
+            lines += ["", f"**{md_text(g.library[name])}.**"]
         public = [c for c in cases if not c["hidden"]]
         hidden = [c for c in cases if c["hidden"]]
         for c in public:
@@ -504,7 +838,7 @@ def feedback(info: dict, g: Grade) -> str:
                 f"Public test {c['number']} ({_points(c['points'])}): {verdict}.",
             ]
             if not c["passed"] and c.get("message"):
-                lines += ["", "```text", c["message"], "```"]
+                lines += ["", md_code(c["message"])]
         if hidden:
             got = sum(c["points"] for c in hidden if c["passed"])
             tot = sum(c["points"] for c in hidden)
@@ -535,7 +869,7 @@ class Progress:
         score = f"{fmt(g.total)}/{fmt(self.possible)}"
         print(
             f"[{self.done:>{len(str(self.total))}}/{self.total}] "
-            f"{g.student[:28]:28s} {score:>9s}  {g.status:8s} "
+            f"{printable(g.student)[:28]:28s} {score:>9s}  {g.status:8s} "
             f"{_clock(elapsed)} elapsed, about {_clock(left)} left",
             file=sys.stderr,
             flush=True,
@@ -561,8 +895,8 @@ def _grade_from(entry: Entry, result: dict, questions: list[dict]) -> Grade:
         except (TypeError, ValueError):
             v = 0.0
         scores[q] = min(max(v, 0.0), pts)
-    flags = [str(f)[:200] for f in result.get("flags") or []][:20]
-    reason = str(result.get("reason") or "")[:500]
+    flags = [printable(f)[:200] for f in result.get("flags") or []][:20]
+    reason = printable(result.get("reason") or "")[:500]
     if flags:
         what = "; ".join(flags[:5]) + ("; ..." if len(flags) > 5 else "")
         reason = f"flagged: {what}" + (f"; {reason}" if reason else "")
@@ -595,6 +929,9 @@ def grade(
     wait: bool = False,
     limits: sandbox.Limits | None = None,
     master: Path | None = None,
+    force: bool = False,
+    regrade: list[str] | tuple[str, ...] = (),
+    follow_links: bool = False,
 ) -> list[Grade]:
     """Grade every file of ``folder``; merge the gradebook and write feedback.
 
@@ -623,11 +960,23 @@ def grade(
         All limits (``timeout`` sets their ``cpu``).
     master : Path, optional
         The assignment's master (default ``book/assignments/<slug>.md``).
+    force : bool
+        Regrade every notebook, changed or not (``make grade ... FORCE=1``).
+    regrade : list of str
+        Students (or files) to regrade even if unchanged (``REGRADE=<name>``).
+    follow_links : bool
+        Grade what a symbolic link points to, instead of refusing links.
 
     Returns
     -------
     list of Grade
         One per file of the folder graded or reused in this run, sorted by student.
+
+    Raises
+    ------
+    Incomplete
+        Some notebooks have no result (every tester stopped): the gradebook is
+        written with them as ``failed`` and the error names them.
     """
     built = build_root / slug
     if not (built / "questions.json").exists():
@@ -646,22 +995,108 @@ def grade(
         raise CourseworkError(f"timeout must be > 0 seconds, got {timeout}")
     limits = limits or sandbox.Limits(cpu=float(timeout))
     sandbox.require(unsafe)
-    entries, hidden = collect(folder, slug)
+    entries, hidden = collect(folder, slug, follow_links)
     if not entries:
         raise CourseworkError(f"no file to grade in {folder}")
+    unknown = [n for n in regrade if not any(_named(e, [n]) for e in entries)]
+    if unknown:
+        raise CourseworkError(
+            f"no submission of {', '.join(map(repr, unknown))} to regrade in {folder}"
+        )
     info = json.loads((built / "questions.json").read_text())
     out = Path(out) if out is not None else GRADES / slug
+    # a gradebook that cannot be merged is refused before an hour of grading
+    read_gradebook(out / "gradebook.csv", check_writable=True)
     lock = Lock(out / ".lock", wait)
     try:
         return _grade_locked(
-            slug, master, entries, hidden, info, out, limits, jobs, unsafe
+            slug,
+            master,
+            entries,
+            hidden,
+            info,
+            out,
+            limits,
+            jobs,
+            unsafe,
+            force=force,
+            regrade=list(regrade),
+            follow_links=follow_links,
+            references=_references(built, slug),
         )
     finally:
         lock.release()
 
 
-def _grade_locked(slug, master, entries, hidden, info, out, limits, jobs, unsafe):
+def code_digest(cells: list[str]) -> str:
+    """A hash of a notebook's code, blind to blank lines and trailing spaces."""
+    lines = [
+        line.rstrip() for cell in cells for line in cell.splitlines() if line.strip()
+    ]
+    return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _references(built: Path, slug: str) -> dict[str, str]:
+    """The code hashes of the built solution and student notebooks."""
+    out = {}
+    for kind in ("solution", "student"):
+        cells, _, _ = read_notebook(built / kind / f"{slug}.ipynb")
+        if cells is not None:
+            out[kind] = code_digest(cells)
+    return out
+
+
+def _flag_copies(grades: dict, digests: dict, references: dict) -> None:
+    """Flag graded notebooks whose code is the solution's, or another student's
+    (the unchanged student notebook is not a copy)."""
+    groups: dict[str, list[str]] = {}
+    for rel, digest in digests.items():
+        if digest != references.get("student") and rel in grades:
+            groups.setdefault(digest, []).append(rel)
+    for digest, rels in groups.items():
+        for rel in rels:
+            g = grades[rel]
+            if g.status not in ("graded", "flagged"):
+                continue
+            notes = []
+            if digest == references.get("solution"):
+                notes.append("the same code as the solution notebook")
+            others = [grades[r].student for r in rels if r != rel]
+            if others:
+                names = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+                notes.append(f"the same code as {names}")
+            notes = [n for n in notes if n not in g.flags]
+            if notes:
+                g.flags.extend(notes)
+                rest = g.reason.removeprefix("flagged: ")
+                g.reason = "flagged: " + "; ".join(notes + ([rest] if rest else []))
+                g.status = "flagged"
+
+
+def _named(entry: Entry, names) -> bool:
+    """Whether ``entry`` is one of the students (or files) ``names``."""
+    return any(n in (entry.student, entry.rel, printable(entry.rel)) for n in names)
+
+
+def _grade_locked(
+    slug,
+    master,
+    entries,
+    hidden,
+    info,
+    out,
+    limits,
+    jobs,
+    unsafe,
+    *,
+    force=False,
+    regrade=(),
+    follow_links=False,
+    references=None,
+):
     questions = info["questions"]
+    digests: dict[str, str] = {}
+    reused = 0
     auto = [q for q in questions if not q["manual"]]
     possible = sum(q["points"] for q in auto)
     state_path = out / ".state.json"
@@ -677,19 +1112,29 @@ def _grade_locked(slug, master, entries, hidden, info, out, limits, jobs, unsafe
     todo: list[tuple[Entry, list[str], str]] = []
     for e in entries:
         if e.problem:
-            grades[e.rel] = Grade(e.student, e.problem, e.reason, file=e.rel)
+            grades[e.rel] = Grade(e.student, e.problem, e.reason, file=printable(e.rel))
             continue
-        cells, status, reason = read_notebook(e.path)
+        raw, reason = read_limited(e.path, follow_links)
+        cells, status = None, "invalid"
+        if raw is not None:
+            cells, status, reason = parse_notebook(raw)
         if cells is None:
-            grades[e.rel] = Grade(e.student, status, reason, file=e.rel)
+            grades[e.rel] = Grade(e.student, status, reason, file=printable(e.rel))
             continue
-        sha = hashlib.sha256(e.path.read_bytes()).hexdigest()
+        sha = hashlib.sha256(raw).hexdigest()
+        digests[e.rel] = code_digest(cells)
         saved = results.get(e.rel)
-        if saved and saved.get("sha256") == sha:
+        if (
+            saved
+            and saved.get("sha256") == sha
+            and not force
+            and not _named(e, regrade)
+            and saved["result"].get("status") not in UNCACHED
+        ):
             grades[e.rel] = _grade_from(e, saved["result"], questions)
+            reused += 1
         else:
             todo.append((e, cells, sha))
-    reused = len(grades) - sum(bool(e.problem) for e in entries)
     workers = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
     print(
         f"grading {len(todo)} of {len(entries)} file(s) of {slug} with {workers} "
@@ -716,11 +1161,29 @@ def _grade_locked(slug, master, entries, hidden, info, out, limits, jobs, unsafe
             state_path,
             questions,
         )
+    missing = [] if interrupted else [e for e, _, _ in todo if e.rel not in grades]
+    for e in missing:
+        grades[e.rel] = Grade(
+            e.student,
+            "failed",
+            "not graded: the testers stopped before reaching it; run the same "
+            "command again",
+            file=printable(e.rel),
+        )
+    _flag_copies(grades, digests, references or {})
     ordered = sorted(grades.values(), key=lambda g: (g.student, g.file))
     _write_outputs(out, info, ordered)
     _summary(ordered, possible, out, questions, interrupted)
     if interrupted:
         raise KeyboardInterrupt
+    if missing:
+        names = ", ".join(e.student for e in missing[:10])
+        more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+        raise Incomplete(
+            f"{len(missing)} notebook(s) have no result (every tester stopped): "
+            f"{names}{more}; they are in the gradebook as failed",
+            ordered,
+        )
     return ordered
 
 
@@ -756,13 +1219,18 @@ def _run(
                     "id": entry.rel,
                     "cells": cells,
                     "limits": asdict(limits),
-                    "uid": sandbox.UID_BASE + (os.getpid() * 8 + slot) % 10**8,
+                    "uid": sandbox.slot_uid(os.getpid(), slot),
                     "unsafe": unsafe,
                 }
                 try:
                     result = worker.grade(task, limits.wall + 120)
-                except CourseworkError as exc:
-                    result = {"status": "failed", "reason": str(exc)[-300:]}
+                except Exception as exc:  # one notebook must not stop the class
+                    worker.stop()
+                    result = {
+                        "status": "failed",
+                        "reason": f"the grader failed on this notebook: "
+                        f"{type(exc).__name__}: {str(exc)[-300:]}",
+                    }
                 if stop.is_set():
                     return
                 done.put((entry, sha, result))
@@ -793,7 +1261,10 @@ def _run(
             remaining -= 1
             g = _grade_from(entry, result, questions)
             grades[entry.rel] = g
-            results[entry.rel] = {"sha256": sha, "result": result}
+            if g.status in UNCACHED:  # graded again at the next run
+                results.pop(entry.rel, None)
+            else:
+                results[entry.rel] = {"sha256": sha, "result": result}
             atomic_write(state_path, json.dumps(state))
             progress.update(g)
     except KeyboardInterrupt:
@@ -851,8 +1322,9 @@ def _write_outputs(out: Path, info: dict, grades: list[Grade]) -> None:
     history = out / "history"
     write_gradebook(out / "gradebook.csv", grades, info["questions"], history)
     stamp = _timestamp()
+    names = file_names([g.student for g in grades])
     for g in grades:
-        name = safe_name(g.student)
+        name = names[g.student]
         path = out / "feedback" / f"{name}.md"
         text = feedback(info, g)
         if path.exists():
@@ -877,12 +1349,12 @@ def _summary(grades, possible, out, questions, interrupted) -> None:
     print(f"{'student':28s} {'total':>9s}  status")
     for g in grades:
         score = f"{fmt(g.total)}/{fmt(possible)}"
-        print(f"{g.student[:28]:28s} {score:>9s}  {g.status}", end="")
-        print(f"  ({g.reason[:100]})" if g.reason else "")
+        print(f"{printable(g.student)[:28]:28s} {score:>9s}  {g.status}", end="")
+        print(f"  ({printable(g.reason)[:100]})" if g.reason else "")
     counts = {s: sum(g.status == s for g in grades) for s in STATUS_HELP}
     print(", ".join(f"{n} {s}" for s, n in counts.items() if n))
     print(f"gradebook: {out / 'gradebook.csv'}")
-    print(f"feedback:  {out / 'feedback'}/<student>.md")
+    print(f"feedback:  {out / 'feedback'}/ (file names in the gradebook's column)")
     manual = [q["name"] for q in questions if q["manual"]]
     if manual:
         print(f"graded by hand (kept as you fill them in): {', '.join(manual)}")

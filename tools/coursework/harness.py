@@ -7,7 +7,8 @@ another submission. It
 1. applies the limits it is given (CPU time, memory, file size, processes);
 2. reads the notebook's code cells and the names the tests will ask for;
 3. runs the cells in order in an IPython shell (magics and ``display`` work as in
-   Jupyter; ``otter`` is a stand-in whose ``grader.check`` does nothing), within a
+   Jupyter, ``%matplotlib inline`` or ``widget`` keep the Agg backend; ``otter``
+   is a stand-in whose ``grader.check`` does nothing), within a
    budget of CPU seconds, going on after a cell that raises as Jupyter does;
 4. answers the tester: the values of the requested names as plain data, and calls
    of the student's functions with plain-data arguments.
@@ -82,14 +83,28 @@ def _stand_in_otter() -> None:
 
 
 def _shell():
+    """An IPython shell that accepts what a Jupyter kernel accepts: ``%matplotlib``
+    with any backend (``inline``, ``widget``, ``notebook``, ``qt``), ``%pylab`` and
+    ``%gui`` keep matplotlib's non-interactive Agg backend (figures are not graded)
+    instead of failing as a terminal shell does."""
     from IPython.core.interactiveshell import InteractiveShell
     from traitlets.config import Config
+
+    class Shell(InteractiveShell):
+        def enable_gui(self, gui=None):
+            return None
+
+        def enable_matplotlib(self, gui=None):
+            import matplotlib
+
+            matplotlib.use("Agg", force=True)
+            return gui, "agg"
 
     config = Config()
     config.HistoryManager.enabled = False
     config.InteractiveShell.colors = "NoColor"
     config.InteractiveShell.xmode = "Plain"
-    return InteractiveShell.instance(config=config)
+    return Shell.instance(config=config)
 
 
 def _error(exc: BaseException) -> dict:

@@ -9,7 +9,7 @@ The student's notebook runs in :mod:`.harness` inside a sandbox that has
   of ``attnlib`` and of the harness, and nothing else: not the repository, the
   masters, the autograder, other submissions, the gradebook or a home directory;
 - one writable folder, a ``tmpfs`` of bounded size at ``/tmp`` that disappears with
-  the sandbox;
+  the sandbox, and a private ``/dev/shm`` of bounded size (for multiprocessing);
 - as root: an unprivileged user of its own (no capabilities), so that the limits on
   processes count this sandbox only;
 - limits (:class:`Limits`) on CPU time, memory, file size, open files and processes.
@@ -37,11 +37,35 @@ INSIDE = "/opt/grader"  # where the harness, attnlib and caches appear in the sa
 # an unprivileged user id per tester process (no account needed), far above the ids
 # of real accounts
 UID_BASE = 2_000_000_000
+MAX_SLOTS = 8  # uids per grading process
+
+
+def slot_uid(grader_pid: int, slot: int) -> int:
+    """The user id of the sandboxes of tester ``slot`` of the grading process
+    ``grader_pid``."""
+    return UID_BASE + (grader_pid * MAX_SLOTS + slot % MAX_SLOTS) % 10**8
+
 
 INSTALL_HINT = (
     "bubblewrap (bwrap) is not installed: it isolates each submission while it is "
     "graded. Install it (Debian/Ubuntu: apt-get install bubblewrap) or, only for "
     "notebooks you trust, pass --unsafe-no-sandbox (make grade ... UNSAFE=1)"
+)
+BLOCKED_HINT = (
+    "bubblewrap is installed ({exe}) but cannot create a sandbox: {error}. "
+    "The system forbids the namespaces it needs. On Ubuntu 24.04 and later, "
+    "AppArmor restricts unprivileged user namespaces: allow bwrap with a profile, "
+    "a file /etc/apparmor.d/bwrap holding\n"
+    "    abi <abi/4.0>,\n"
+    "    include <tunables/global>\n"
+    "    profile bwrap {exe} flags=(unconfined) {{\n"
+    "      userns,\n"
+    "    }}\n"
+    "then `sudo apparmor_parser -r /etc/apparmor.d/bwrap`; or lift the restriction "
+    "for the whole machine with `sudo sysctl -w "
+    "kernel.apparmor_restrict_unprivileged_userns=0`. Elsewhere, check "
+    "`sysctl kernel.unprivileged_userns_clone` (must be 1) and "
+    "`user.max_user_namespaces` (must be > 0)"
 )
 
 
@@ -61,8 +85,11 @@ class Limits:
     call_cpu: float = 30.0
     memory_mb: int = 3072
     disk_mb: int = 256
+    shm_mb: int = 256
     file_mb: int = 64
-    processes: int = 16
+    # processes and threads (Linux counts both): a ThreadPoolExecutor of 24
+    # threads, or a ProcessPoolExecutor, as the chapters use them, fits
+    processes: int = 40
     open_files: int = 256
     wall_s: float | None = None  # default 6 cpu + 120
 
@@ -77,22 +104,39 @@ class Limits:
 
 
 @lru_cache(maxsize=1)
-def bwrap() -> str | None:
-    """Path of a working ``bwrap``, or None."""
+def probe() -> tuple[str | None, str]:
+    """Path of a working ``bwrap`` and ``""``, or None and why not."""
     exe = shutil.which("bwrap")
     if exe is None:
-        return None
+        return None, INSTALL_HINT
     probe = [exe, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net"]
     if os.geteuid() != 0:
         probe.append("--unshare-user")
-    r = subprocess.run([*probe, "true"], capture_output=True, check=False)
-    return exe if r.returncode == 0 else None
+    try:
+        r = subprocess.run(
+            [*probe, "true"], capture_output=True, check=False, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, BLOCKED_HINT.format(exe=exe, error=str(exc)[:300])
+    if r.returncode == 0:
+        return exe, ""
+    error = r.stderr.decode(errors="replace").strip()[-300:] or f"exit {r.returncode}"
+    return None, BLOCKED_HINT.format(exe=exe, error=error)
+
+
+def bwrap() -> str | None:
+    """Path of a working ``bwrap``, or None (:func:`probe` says why)."""
+    return probe()[0]
+
+
+bwrap.cache_clear = probe.cache_clear
 
 
 def require(unsafe: bool) -> None:
     """Refuse to grade without a sandbox unless the lecturer said so."""
-    if bwrap() is None and not unsafe:
-        raise CourseworkError(INSTALL_HINT)
+    exe, why = probe()
+    if exe is None and not unsafe:
+        raise CourseworkError(why)
 
 
 def _user_tasks(uid: int) -> int:
@@ -212,10 +256,10 @@ def command(slot_uid: int, limits: Limits, *, unsafe: bool) -> tuple[list[str], 
         "MKL_NUM_THREADS": "1",
     }
     python = [sys.executable, "-I"]
-    exe = bwrap()
+    exe, why = probe()
     if exe is None:
         if not unsafe:
-            raise CourseworkError(INSTALL_HINT)
+            raise CourseworkError(why)
         # no isolation: the harness and attnlib from this checkout, same limits
         settings.update(
             library=str(ROOT / "attnlib"),
@@ -250,6 +294,10 @@ def command(slot_uid: int, limits: Limits, *, unsafe: bool) -> tuple[list[str], 
     args = [exe, "--perms", "1777", "--size", str(limits.disk_mb * 2**20)]
     args += ["--tmpfs", "/tmp", *_parents(binds), *binds]
     args += ["--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp"]
+    # a private, sized /dev/shm, writable by the sandbox's user (multiprocessing's
+    # locks and queues live there)
+    args += ["--perms", "1777", "--size", str(limits.shm_mb * 2**20)]
+    args += ["--tmpfs", "/dev/shm"]
     args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
     args += ["--unshare-cgroup-try", "--hostname", "sandbox"]
     args += ["--die-with-parent", "--new-session"]

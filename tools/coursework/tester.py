@@ -291,13 +291,27 @@ class Channel:
             self.stop(*self._why_gone())
 
     def _why_gone(self) -> tuple[str, str]:
-        try:
-            code = self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
+        code, cpu, peak = wait_usage(self.proc, 10)
+        if code is None:
             return "the notebook's process stopped answering", "failed"
-        if code in (-signal.SIGXCPU, -signal.SIGKILL, 128 + signal.SIGXCPU):
-            cpu = 2 * self.limits.cpu + 10
-            return f"the notebook used up its CPU time ({cpu:g} s)", "timeout"
+        limit = 2 * self.limits.cpu + 10
+        signum = -code if code < 0 else code - 128 if code > 128 else 0
+        if signum == signal.SIGXCPU or (
+            signum == signal.SIGKILL and cpu is not None and cpu >= limit - 1
+        ):
+            return f"the notebook used up its CPU time ({limit:g} s)", "timeout"
+        if signum == signal.SIGKILL and cpu is None:
+            return (
+                "the notebook's process was killed (SIGKILL): it used up its CPU "
+                "time or the machine ran out of memory"
+            ), "failed"
+        if signum == signal.SIGKILL:
+            return (
+                f"the notebook's process was killed (SIGKILL) after {cpu:.1f} s of "
+                f"CPU, far from its CPU limit ({limit:g} s): most likely the machine "
+                f"ran out of memory (its largest process held {peak:g} MB; the limit "
+                f"is {self.limits.memory_mb} MB per process)"
+            ), "failed"
         return f"the notebook's process ended early (exit status {code})", "failed"
 
     def stop(self, why: str, kind: str = "failed"):
@@ -362,6 +376,25 @@ class StudentFunction:
         return f"<function {self._name} of the submission>"
 
 
+def wait_usage(proc: subprocess.Popen, timeout: float):
+    """Wait for ``proc``: its exit status (None if it does not end within
+    ``timeout`` s), the CPU seconds it and every process it waited for used, and
+    the peak memory in MB of the largest of them."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        except ChildProcessError:  # reaped already: no usage to tell
+            return proc.poll(), None, None
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            cpu = usage.ru_utime + usage.ru_stime
+            return proc.returncode, cpu, round(usage.ru_maxrss / 1024)
+        if time.monotonic() > deadline:
+            return None, 0.0, 0.0
+        time.sleep(0.05)
+
+
 def kill(proc: subprocess.Popen) -> None:
     """Kill a sandbox (its process group; everything inside dies with bwrap)."""
     try:
@@ -396,10 +429,64 @@ def _line_of(exc: BaseException, case: Case) -> str:
     return ""
 
 
-def _message(exc: BaseException, case: Case) -> str:
+def _show(value) -> str:
+    """A value in a line or two."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        text = np.array2string(value, precision=4, threshold=12, edgeitems=2)
+        text = f"array of shape {value.shape}: {text}"
+    else:
+        text = repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _compared(line: str, ns: dict) -> list[str]:
+    """``name = value`` for the operands of the failing assertion ``line`` that are
+    plain references (a name, an attribute, an item: nothing is called again)."""
+    import ast
+
+    try:
+        node = ast.parse(line.strip())
+    except SyntaxError:
+        return []
+    if not node.body or not isinstance(node.body[0], ast.Assert):
+        return []
+    test = node.body[0].test
+    if isinstance(test, ast.UnaryOp):
+        test = test.operand
+    if isinstance(test, ast.Compare):
+        operands = [test.left, *test.comparators]
+    elif isinstance(test, ast.Call):
+        operands = list(test.args[:2])
+    else:
+        return []
+    simple = (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Load)
+    out = []
+    for operand in operands:
+        if isinstance(operand, ast.Constant) or not all(
+            isinstance(n, (*simple, ast.expr_context)) for n in ast.walk(operand)
+        ):
+            continue
+        try:
+            value = eval(compile(ast.Expression(operand), "<operand>", "eval"), ns)
+        except Exception:
+            continue
+        out.append(f"{ast.unparse(operand)} = {_show(value)}")
+    return out
+
+
+def _message(exc: BaseException, case: Case, ns: dict | None = None) -> str:
     if isinstance(exc, AssertionError) and not getattr(exc, "from_student", None):
         text = str(exc).strip()
-        return text or f"this check failed: {_line_of(exc, case)}"
+        line = _line_of(exc, case)
+        if not text:
+            text = f"this check failed: {line}"
+        elif line:
+            text = f"{text}\nfailed: {line}"
+        values = _compared(line, ns) if ns is not None and line else []
+        return "\n".join([text, *values])
     if getattr(exc, "from_student", None):
         return exc.from_student
     if isinstance(exc, TimeoutError):
@@ -443,7 +530,7 @@ def run_cases(assignment: Assignment, channel: Channel, answers: dict) -> dict:
         except Stopped as exc:
             message = f"not tested: {exc}"
         except (Exception, SystemExit, KeyboardInterrupt) as exc:
-            message = _message(exc, case)
+            message = _message(exc, case, ns)
         cases[case.question].append(
             {
                 "hidden": case.hidden,

@@ -7,8 +7,13 @@ with a few tagged forms for what JSON lacks:
 
 =============  ==================================================================
 ``tuple``       a tuple
-``dict``        a dict with any plain keys (``1.0``, ``"sa"``, a sympy symbol)
-``nd``          a numpy array of a numeric, boolean or string dtype (raw bytes)
+``dict``        a dict with any plain keys (``1.0``, ``"sa"``, a sympy symbol); an
+                ``OrderedDict``, ``Counter`` or ``defaultdict`` (with a builtin
+                factory such as ``int`` or ``list``) stays one
+``set``         a set or a frozenset
+``nd``          a numpy array of a numeric, boolean, string or date dtype (raw bytes)
+``ndobj``       a numpy array of objects (``np.array(sympy_matrix)``), element-wise
+``pandas``      a pandas ``DataFrame``, ``Series`` or ``Index`` (columns as arrays)
 ``np``          a numpy scalar, same dtypes
 ``complex``     a Python complex
 ``float``       a non-finite float (``nan``, ``inf``, ``-inf``)
@@ -37,7 +42,11 @@ MAX_FRAME = 64 * 2**20  # bytes of one message
 MAX_DEPTH = 64  # nesting of containers and of sympy expressions
 MAX_SREPR = 2**20  # characters of one sympy expression
 # numpy dtype kinds that carry plain data: bool, int, uint, float, complex, str
-DTYPE_KINDS = set("biufcU")
+DTYPE_KINDS = set("biufcUmM")
+MAX_ITEMS = 2**20  # elements of one object array
+# the factories of a defaultdict that can be carried (by name)
+FACTORIES = ("int", "float", "complex", "str", "list", "tuple", "dict", "set", "bool")
+DICT_CLASSES = ("OrderedDict", "Counter", "defaultdict")
 HEADER = struct.Struct(">Q")
 
 
@@ -79,7 +88,12 @@ def write_frame(fd: int, obj) -> None:
     """Write one message (JSON) to the file descriptor ``fd``."""
     import os
 
-    data = json.dumps(obj, allow_nan=False, separators=(",", ":")).encode()
+    try:  # UTF-8 is up to six times shorter than \\u escapes for non-ASCII text
+        data = json.dumps(
+            obj, allow_nan=False, separators=(",", ":"), ensure_ascii=False
+        ).encode()
+    except UnicodeEncodeError:  # a lone surrogate: escaped instead
+        data = json.dumps(obj, allow_nan=False, separators=(",", ":")).encode()
     if len(data) > MAX_FRAME:
         raise WireError(f"message of {len(data)} bytes exceeds {MAX_FRAME}")
     buf = memoryview(HEADER.pack(len(data)) + data)
@@ -133,18 +147,44 @@ def encode(value, depth: int = 0):
         return [encode(v, depth + 1) for v in value]
     if type(value) is tuple:
         return {"__t": "tuple", "v": [encode(v, depth + 1) for v in value]}
-    if type(value) is dict:
-        return {
+    import collections
+    import sys
+
+    if type(value) in (
+        dict,
+        collections.OrderedDict,
+        collections.Counter,
+        collections.defaultdict,
+    ):
+        out = {
             "__t": "dict",
             "v": [
                 [encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()
             ],
         }
-    import sys
+        if type(value) is not dict:
+            out["cls"] = type(value).__name__
+        if type(value) is collections.defaultdict:
+            import builtins
+
+            factory = value.default_factory
+            out["factory"] = next(
+                (n for n in FACTORIES if factory is getattr(builtins, n)), None
+            )
+        return out
+    if type(value) in (set, frozenset):
+        return {
+            "__t": "set",
+            "frozen": type(value) is frozenset,
+            "v": [encode(v, depth + 1) for v in value],
+        }
 
     np = sys.modules.get("numpy")
     if np is not None and isinstance(value, (np.ndarray, np.generic)):
-        return _encode_numpy(value)
+        return _encode_numpy(value, depth)
+    pd = sys.modules.get("pandas")
+    if pd is not None and isinstance(value, (pd.DataFrame, pd.Series, pd.Index)):
+        return _encode_pandas(value, depth)
     sympy = sys.modules.get("sympy")
     if sympy is not None and (
         isinstance(value, (sympy.Basic, sympy.MatrixBase))
@@ -154,11 +194,17 @@ def encode(value, depth: int = 0):
     return {"__t": "opaque", "type": type(value).__name__}
 
 
-def _encode_numpy(value):
+def _encode_numpy(value, depth: int = 0):
     import numpy as np
 
     if isinstance(value, np.ndarray):
         arr = np.ascontiguousarray(value).view(np.ndarray)
+        if arr.dtype == object and arr.size <= MAX_ITEMS:
+            return {
+                "__t": "ndobj",
+                "shape": list(arr.shape),
+                "v": [encode(x, depth + 1) for x in arr.reshape(-1)],
+            }
         if arr.dtype.kind not in DTYPE_KINDS or arr.dtype.hasobject:
             return {"__t": "opaque", "type": f"ndarray of {arr.dtype}"}
         if arr.nbytes > MAX_FRAME // 2:
@@ -176,6 +222,57 @@ def _encode_numpy(value):
             "b64": base64.b64encode(np.asarray(value).tobytes()).decode(),
         }
     return {"__t": "opaque", "type": type(value).__name__}
+
+
+_DTYPE_NAME = re.compile(r"[A-Za-z0-9_\[\], :]{1,40}")
+
+
+def _encode_index(index, depth: int):
+    import pandas as pd
+
+    if isinstance(index, pd.MultiIndex):
+        raise TypeError("a MultiIndex")
+    if type(index) is pd.RangeIndex:
+        return {
+            "range": [index.start, index.stop, index.step],
+            "name": encode(index.name),
+        }
+    return {
+        "values": _encode_numpy(index.to_numpy(), depth + 1),
+        "dtype": str(index.dtype),
+        "name": encode(index.name, depth + 1),
+    }
+
+
+def _encode_pandas(value, depth: int):
+    import pandas as pd
+
+    def column(series):
+        return {
+            "values": _encode_numpy(series.to_numpy(), depth + 1),
+            "dtype": str(series.dtype),
+        }
+
+    try:
+        if isinstance(value, pd.DataFrame):
+            return {
+                "__t": "pandas",
+                "kind": "DataFrame",
+                "index": _encode_index(value.index, depth),
+                "columns": _encode_index(value.columns, depth),
+                "data": [column(value.iloc[:, i]) for i in range(value.shape[1])],
+            }
+        if isinstance(value, pd.Series):
+            return {
+                "__t": "pandas",
+                "kind": "Series",
+                "index": _encode_index(value.index, depth),
+                "name": encode(value.name, depth + 1),
+                "data": column(value),
+            }
+        return {"__t": "pandas", "kind": "Index", "index": _encode_index(value, depth)}
+    except TypeError:
+        return {"__t": "opaque", "type": type(value).__name__}
 
 
 def _encode_sympy(value):
@@ -211,7 +308,14 @@ def decode(data, depth: int = 0):
             out = {}
             for k, v in data["v"]:
                 out[decode(k, depth + 1)] = decode(v, depth + 1)
-            return out
+            return _dict_class(data, out)
+        if tag == "set":
+            items = [decode(v, depth + 1) for v in data["v"]]
+            return frozenset(items) if data.get("frozen") else set(items)
+        if tag == "ndobj":
+            return _decode_objects(data, depth)
+        if tag == "pandas":
+            return _decode_pandas(data, depth)
         if tag == "float":
             if data["v"] not in ("nan", "inf", "-inf"):
                 raise WireError(f"not a float: {data['v']!r}")
@@ -229,6 +333,102 @@ def decode(data, depth: int = 0):
     except (KeyError, TypeError, ValueError, OverflowError, RecursionError) as exc:
         raise WireError(f"malformed {tag!r} value: {type(exc).__name__}") from None
     raise WireError(f"unknown tag {tag!r}")
+
+
+def _dict_class(data, out: dict):
+    import builtins
+    import collections
+
+    cls = data.get("cls")
+    if cls is None:
+        return out
+    if cls not in DICT_CLASSES:
+        raise WireError(f"unknown dict class {cls!r}")
+    if cls == "defaultdict":
+        factory = data.get("factory")
+        if factory is not None and factory not in FACTORIES:
+            raise WireError(f"unknown defaultdict factory {factory!r}")
+        return collections.defaultdict(
+            getattr(builtins, factory) if factory else None, out
+        )
+    return getattr(collections, cls)(out)
+
+
+def _decode_objects(data, depth: int):
+    import numpy as np
+
+    shape = tuple(int(s) for s in data["shape"])
+    items = data["v"]
+    if any(s < 0 for s in shape) or len(shape) > 32 or len(items) > MAX_ITEMS:
+        raise WireError(f"bad object array of shape {shape}")
+    if math.prod(shape) != len(items):
+        raise WireError("object array data does not match its shape")
+    arr = np.empty(len(items), dtype=object)
+    for i, item in enumerate(items):
+        arr[i] = decode(item, depth + 1)
+    return arr.reshape(shape)
+
+
+def _decode_dtype(name) -> str:
+    if not isinstance(name, str) or not _DTYPE_NAME.fullmatch(name):
+        raise WireError(f"not a dtype: {str(name)[:40]!r}")
+    return name
+
+
+def _decode_index(data, depth: int):
+    import pandas as pd
+
+    name = decode(data.get("name"), depth + 1)
+    if "range" in data:
+        start, stop, step = (int(x) for x in data["range"])
+        return pd.RangeIndex(start, stop, step, name=name)
+    values = decode(data["values"], depth + 1)
+    index = pd.Index(values, name=name)
+    dtype = _decode_dtype(data["dtype"])
+    if str(index.dtype) != dtype:
+        try:
+            index = index.astype(dtype)
+        except (TypeError, ValueError):
+            pass
+    return index
+
+
+def _decode_column(data, depth: int):
+    import pandas as pd
+
+    values = decode(data["values"], depth + 1)
+    series = pd.Series(values)
+    dtype = _decode_dtype(data["dtype"])
+    if str(series.dtype) != dtype:
+        try:
+            series = series.astype(dtype)
+        except (TypeError, ValueError):
+            pass
+    return series
+
+
+def _decode_pandas(data, depth: int):
+    import pandas as pd
+
+    kind = data["kind"]
+    index = _decode_index(data["index"], depth)
+    if kind == "Index":
+        return index
+    if kind == "Series":
+        series = _decode_column(data["data"], depth)
+        series.index = index
+        series.name = decode(data.get("name"), depth + 1)
+        return series
+    if kind != "DataFrame":
+        raise WireError(f"unknown pandas kind {kind!r}")
+    columns = _decode_index(data["columns"], depth)
+    parts = [_decode_column(c, depth) for c in data["data"]]
+    if len(parts) != len(columns):
+        raise WireError("a DataFrame whose columns do not match its data")
+    frame = pd.concat(parts, axis=1) if parts else pd.DataFrame(index=range(len(index)))
+    frame.columns = columns
+    frame.index = index
+    return frame
 
 
 def _decode_numpy(data, tag):
