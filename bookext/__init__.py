@@ -8,7 +8,8 @@ part (:mod:`bookext.apiref`) before the sources are read; and it makes pages tha
 need no kernel (:mod:`bookext.static`): widgets as precomputed explorers, progress
 bars from their final state, no widget scripts; and it writes the notebooks of the
 chapters beside the pages and links them (:mod:`bookext.notebooks`); for the PDF,
-players print their last frame and solutions are left out (:mod:`bookext.latex`).
+players print their last frame and solutions are left out (:mod:`bookext.latex`);
+its search finds words with or without their diacritics (:mod:`bookext.search`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from attnlib._version import __version__
 from .apiref import escape_type_stars, resolve_reexport, write_pages
 from .latex import Appendices, DropSolutions, PlayerFrames, latex_macros
 from .notebooks import add_links, build_finished
+from .search import SearchEnglishFolded
 from .static import (
     FigureCaptions,
     StaticProgressBars,
@@ -76,4 +78,5 @@ def setup(app: Any) -> dict:
     app.add_post_transform(Appendices)
     app.connect("config-inited", latex_macros)
     app.connect("builder-inited", _static_files)
+    app.add_search_language(SearchEnglishFolded)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
