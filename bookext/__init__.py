@@ -20,7 +20,7 @@ from pathlib import Path
 
 from attnlib._version import __version__
 
-from .apiref import escape_type_stars, resolve_reexport, write_pages
+from .apiref import escape_type_stars, link_citations, resolve_reexport, write_pages
 from .latex import Appendices, DropSolutions, PlayerFrames, latex_macros
 from .notebooks import add_links, build_finished
 from .search import SearchEnglishFolded
@@ -66,6 +66,7 @@ def setup(app: Any) -> dict:
     app.connect("config-inited", _api_pages, priority=100)
     app.connect("missing-reference", resolve_reexport)
     app.connect("autodoc-process-docstring", escape_type_stars, priority=600)
+    app.connect("autodoc-process-docstring", link_citations, priority=600)
     setup_environment()
     app.add_post_transform(StaticProgressBars)
     # after myst-nb (500) has added the page's scripts
