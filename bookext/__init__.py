@@ -9,7 +9,9 @@ need no kernel (:mod:`bookext.static`): widgets as precomputed explorers, progre
 bars from their final state, no widget scripts; and it writes the notebooks of the
 chapters beside the pages and links them (:mod:`bookext.notebooks`); for the PDF,
 players print their last frame and solutions are left out (:mod:`bookext.latex`);
-its search finds words with or without their diacritics (:mod:`bookext.search`).
+its search finds words with or without their diacritics (:mod:`bookext.search`),
+and the cells that assert a result are folded behind "Show the check"
+(:mod:`bookext.folding`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 from attnlib._version import __version__
 
 from .apiref import escape_type_stars, link_citations, resolve_reexport, write_pages
+from .folding import FoldChecks
 from .latex import Appendices, DropSolutions, PlayerFrames, latex_macros
 from .notebooks import add_links, build_finished
 from .search import SearchEnglishFolded
@@ -75,6 +78,7 @@ def setup(app: Any) -> dict:
     app.connect("build-finished", build_finished)
     app.add_transform(PlayerFrames)
     app.add_transform(FigureCaptions)
+    app.add_transform(FoldChecks)
     app.add_post_transform(DropSolutions)
     app.add_post_transform(Appendices)
     app.connect("config-inited", latex_macros)
