@@ -93,3 +93,47 @@ def test_maths_that_mathjax_did_not_typeset_fails(browser, tmp_path):
     body = PROOF.replace("<p>", "<p class='mathjax_ignore'>", 1)
     found, _ = _found(browser, _page(tmp_path, body, "ignored.html"))
     assert found and all("raw TeX" in f for f in found)
+
+
+CSS = AXE.parents[3] / "bookext" / "_static" / "attnlib-book.css"
+WIDE = (
+    "<div class='math notranslate nohighlight' id='equation-wide'>"
+    "<span class='eqno'>(1.1)</span>\\[ "
+    + " + ".join(f"\\frac{{a_{{{k}}}}}{{b_{{{k}}} + c_{{{k}}}}}" for k in range(24))
+    + " \\]</div>"
+    "<div class='math notranslate nohighlight' id='equation-short'>\\[x = 1\\]</div>"
+)
+
+
+@pytest.mark.parametrize("width", [1366, 390])
+def test_a_wide_equation_opens_at_its_start(browser, tmp_path, width):
+    from tools.browser_check import _EQUATION_START
+
+    path = tmp_path / "wide.html"
+    path.write_text(
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>t</title>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<link rel='stylesheet' href='{CSS.as_uri()}'>"
+        f"<script defer src='{MATHJAX.as_uri()}'></script></head>"
+        f"<body><main><section id='s'>{WIDE}</section></main></body></html>",
+        encoding="utf-8",
+    )
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    try:
+        page.goto(path.as_uri(), wait_until="load")
+        page.wait_for_function(
+            "() => window.MathJax && MathJax.startup && MathJax.startup.promise",
+            timeout=60000,
+        )
+        raw_tex(page)  # waits for the typesetting
+        box = page.locator("#equation-wide")
+        assert box.evaluate("b => b.scrollWidth > b.clientWidth + 2")  # it is wide
+        assert page.evaluate(_EQUATION_START) == []
+        # the short one is still centred
+        short = page.locator("#equation-short").bounding_box()
+        formula = page.locator("#equation-short mjx-math").bounding_box()
+        left = formula["x"] - short["x"]
+        right = short["x"] + short["width"] - formula["x"] - formula["width"]
+        assert abs(left - right) < 4, (left, right)
+    finally:
+        page.close()

@@ -11,10 +11,11 @@ aborted), and for every page reports
   violation found by axe-core (``book/_vendor/axe/axe.min.js``, fetched from npm by
   :mod:`tools.vendor_assets`); a control of a static explorer that does not change
   the figure; text outside the typeset formulas, code and scripts that holds a TeX
-  command (``\\frac``, ``\\langle``, ...) or a pair of dollars; and at 390 px: a
-  page wider than the screen, a sidebar toggle that does not open the table of
-  contents, a displayed equation wider than its box that does not scroll, or an
-  equation number drawn over its formula.
+  command (``\\frac``, ``\\langle``, ...) or a pair of dollars; a wide displayed
+  equation that does not open at its start; and at 390 px: a page wider than the
+  screen, a sidebar toggle that does not open the table of contents, a displayed
+  equation wider than its box that does not scroll, or an equation number drawn
+  over its formula.
 """
 
 from __future__ import annotations
@@ -66,6 +67,26 @@ _EQUATIONS = """() => {
   });
   return bad;
 }"""
+
+# displayed equations wider than their box must open at their start: the formula's
+# left edge is in view before the reader scrolls (a centred formula that overflows
+# would show its middle or its end, and hide its start to the left)
+_EQUATION_START = """() => {
+  const bad = [];
+  document.querySelectorAll("div.math").forEach(box => {
+    const formula = box.querySelector("mjx-container > mjx-math");
+    if (!formula || box.scrollWidth <= box.clientWidth + 2) { return; }
+    const b = box.getBoundingClientRect(), f = formula.getBoundingClientRect();
+    if (b.width === 0) { return; }
+    if (box.scrollLeft > 1 || f.left < b.left - 2) {
+      const id = box.id || (box.closest("[id]") || {}).id || "?";
+      const hidden = Math.round(b.left - f.left);
+      bad.push("equation " + id + " opens past its start (" + hidden + " px hidden)");
+    }
+  });
+  return bad;
+}"""
+
 
 # elements of the article that stick out of the screen without a scrolling parent
 _OVERFLOW = """() => {
@@ -246,6 +267,7 @@ def _check(browser, path, root, width, axe, weights) -> list[str]:
                     )
         if width == WIDTHS[0]:
             out += [f"{name}: {f}" for f in raw_tex(page)]
+        out += [f"{name}: {f}" for f in page.evaluate(_EQUATION_START)]
         out += [f"{name}: {f}" for f in drive_explorers(page)]
         if width < 500:
             out += [f"{name}: {f}" for f in page.evaluate(_EQUATIONS)]
