@@ -68,3 +68,49 @@ def test_a_page_folds_its_checks(tmp_path):
     # the link lands just above the folded check
     between = page[page.index('id="chk-one"') : page.index("Show the check")]
     assert "<details" in between and "err = " not in between
+
+
+@pytest.mark.slow  # Chromium
+def test_a_proof_folds_and_unfolds_in_chromium(tmp_path):
+    import shutil
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("the Debian package chromium is not installed")
+    from playwright.sync_api import sync_playwright
+
+    from tools.maths_lint import ROOT
+
+    js = ROOT / "bookext" / "_static" / "attnlib-book.js"
+    page_path = tmp_path / "p.html"
+    page_path.write_text(
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>t</title>"
+        f"<script src='{js.as_uri()}'></script></head><body><main>"
+        "<div class='proof proof admonition' id='proof'><p>Proof. The first step.</p>"
+        "<p id='step-two'>The second step.</p></div>"
+        "<div class='theorem admonition' id='thm'><p>A theorem stays.</p></div>"
+        "</main></body></html>",
+        encoding="utf-8",
+    )
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            page.goto(page_path.as_uri(), wait_until="load")
+            button = page.locator("#proof button.attnlib-fold")
+            assert (
+                button.count() == 1 and page.locator("button.attnlib-fold").count() == 1
+            )
+            assert button.get_attribute("aria-expanded") == "true"
+            assert page.locator("#step-two").is_visible()
+            button.click()
+            assert not page.locator("#step-two").is_visible()
+            assert button.inner_text() == "Show the proof"
+            assert button.get_attribute("aria-expanded") == "false"
+            page.evaluate("location.hash = '#step-two'")  # a link into the proof
+            page.wait_for_function(
+                "() => !document.querySelector('#step-two').closest('[hidden]')"
+            )
+            assert button.inner_text() == "Hide the proof"
+        finally:
+            browser.close()
