@@ -113,7 +113,7 @@ _OVERFLOW = """() => {
 # typeset (its element then shows the TeX source)
 _RAW_TEX = r"""() => {
   const skip = "mjx-container, script, style, pre, code, kbd, samp, textarea, svg, "
-             + "math, noscript, template";
+             + "math, noscript, template, span.pre";
   const rules = [[/\\[A-Za-z]+/, "raw TeX"], [/\$[^$\n]+\$/, "a literal $...$"]];
   const bad = [];
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);

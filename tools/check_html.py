@@ -297,9 +297,10 @@ def static_failures(page: Path, build: Path, sources: Path) -> tuple[list[str], 
 # scripts): a TeX command, or a pair of dollars around what should be a formula
 RAW_TEX = re.compile(r"\\[A-Za-z]+")
 DOLLARS = re.compile(r"\$[^$\n]+\$")
-# elements whose text is not prose: code, scripts, and (before MathJax runs) maths
+# elements whose text is not prose: code (also the "pre" spans of signatures),
+# scripts, and (before MathJax runs) maths
 NOT_PROSE = {"script", "style", "pre", "code", "kbd", "samp", "textarea", "svg", "math"}
-MATH_CLASS = re.compile(r"\bmath\b")
+MATH_CLASS = re.compile(r"\b(?:math|pre)\b")
 # alternative texts that name a file instead of describing the image
 ALT_PATH = re.compile(
     r"(?:^|/)[\w.-]+\.(?:png|jpe?g|gif|svg|webp)$|^[0-9a-f]{16,}$|^\.\.?/|_images/",
