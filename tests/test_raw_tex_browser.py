@@ -2,6 +2,7 @@
 a formula that Markdown cut in two, or maths that MathJax did not typeset."""
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -96,6 +97,17 @@ def test_maths_that_mathjax_did_not_typeset_fails(browser, tmp_path):
 
 
 CSS = AXE.parents[3] / "bookext" / "_static" / "attnlib-book.css"
+
+
+def _theme_css():
+    """The stylesheet of the book's theme (pydata-sphinx-theme), which lays out
+    ``div.math`` as a reversed row."""
+    import pydata_sphinx_theme
+
+    root = Path(pydata_sphinx_theme.__file__).parent
+    return next(root.rglob("styles/pydata-sphinx-theme.css"))
+
+
 WIDE = (
     "<div class='math notranslate nohighlight' id='equation-wide'>"
     "<span class='eqno'>(1.1)</span>\\[ "
@@ -113,6 +125,7 @@ def test_a_wide_equation_opens_at_its_start(browser, tmp_path, width):
     path.write_text(
         "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>t</title>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<link rel='stylesheet' href='{_theme_css().as_uri()}'>"
         f"<link rel='stylesheet' href='{CSS.as_uri()}'>"
         f"<script defer src='{MATHJAX.as_uri()}'></script></head>"
         f"<body><main><section id='s'>{WIDE}</section></main></body></html>",
