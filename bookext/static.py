@@ -197,7 +197,10 @@ FIGURE_TEXT = "Figure: "
 def caption_of(alt: str) -> str:
     """The caption of a figure from its description (:func:`attnlib.viz.describe`):
     the figure's title, else its panels' titles, without what the axes show."""
-    text = re.sub(r"\s*\([^()]*\)", "", alt).strip().rstrip(".")
+    text, before = alt, None
+    while text != before:  # innermost parentheses first: "(y: I_k(β); ...)"
+        before, text = text, re.sub(r"\s*\([^()]*\)", "", text)
+    text = text.strip().rstrip(".")
     parts = [p.strip() for p in text.split(". ") if p.strip()]
     untitled = re.compile(r"^(?:\d+: )?untitled panel$|^\d+ panels$|^An empty figure$")
     if parts and not untitled.match(parts[0]):

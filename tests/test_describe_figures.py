@@ -80,3 +80,16 @@ def test_describe_names_titles_axes_curves_and_legend():
         "n = 0, n = 1, n = 2, n = 3, n = 4, n = 5 and 2 more). "
         "2: untitled panel (an image)."
     )
+
+
+def test_the_caption_keeps_the_titles_only():
+    from bookext.static import caption_of
+
+    assert caption_of("SA, β = 4. 2 panels. 1: decay (x: t; 2 curves).") == "SA, β = 4"
+    assert caption_of("Decay, β = 4 (x: t; 1 curve; legend: n = 8).") == "Decay, β = 4"
+    nested = (
+        "2 panels. 1: linear growth rates (x: mode k; y: k^2 I_k(β); 6 curves). "
+        "2: simulations (x: number of clusters; y: runs)."
+    )
+    assert caption_of(nested) == "linear growth rates; simulations"
+    assert caption_of("untitled panel (x: t).") == "Figure"
