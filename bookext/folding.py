@@ -3,12 +3,13 @@
 About a third of a chapter's height is code cells that ``assert`` what the text
 proves or states. A reader who follows the argument can skip them; one who wants
 the evidence opens them. :class:`FoldChecks` folds, in the HTML, every code cell
-whose source has an ``assert`` statement and whose outputs hold no image (a cell
-that draws a figure stays open), behind a "Show the check" control (myst-nb's
-folding of a ``hide-cell`` cell, with the book's own words). A cell that already has
-a folding tag (``hide-input``, ``hide-output``, ``hide-cell``) keeps it, and the
-label of a check (``(mod-check-exist)=``) stays above the control, so the links of
-the list of results land on it. The PDF prints every cell.
+whose source has an ``assert`` statement and whose outputs are text only (a cell
+that draws a figure or shows an explorer or a player stays open), behind a "Show
+the check" control (myst-nb's folding of a ``hide-cell`` cell, in the book's
+words). A cell that already has a folding tag (``hide-input``, ``hide-output``,
+``hide-cell``) keeps it, and the label of a check (``(mod-check-exist)=``) stays
+above the control, so the links of the list of results land on it. The PDF prints
+every cell.
 """
 
 from __future__ import annotations
@@ -32,6 +33,18 @@ def asserts(source: str) -> bool:
     return any(isinstance(n, ast.Assert) for n in ast.walk(tree))
 
 
+def _text_only(output: nodes.Element) -> bool:
+    """Whether a cell's outputs are text only: no image, no HTML (an explorer, a
+    player), no other rich output."""
+    for node in output.findall(nodes.Element):
+        if isinstance(node, (nodes.image, nodes.raw, nodes.figure)):
+            return False
+        mime = node.get("mime_type")
+        if mime is not None and mime != "text/plain":
+            return False
+    return True
+
+
 class FoldChecks(SphinxTransform):
     """Fold the asserting cells of a notebook page (see the module docstring)."""
 
@@ -46,7 +59,7 @@ class FoldChecks(SphinxTransform):
             if not source or not asserts(source[0].astext()):
                 continue
             outputs = [c for c in kids if c.get("nb_element") == "cell_code_output"]
-            if any(True for o in outputs for _ in o.findall(nodes.image)):
+            if not all(_text_only(o) for o in outputs):
                 continue
             cell["hide_mode"] = "all"
             cell["prompt_show"] = SHOW

@@ -51,6 +51,18 @@ def test_a_page_folds_its_checks(tmp_path):
         nbformat.v4.new_code_cell("fig = plot()\nassert fig", outputs=[figure]),
         nbformat.v4.new_code_cell("y = 2"),
         nbformat.v4.new_code_cell(
+            "assert explorer\nexplorer",
+            outputs=[
+                nbformat.v4.new_output(
+                    "display_data",
+                    data={
+                        "text/html": "<div class='attnlib-explorer'>x</div>",
+                        "text/plain": "<static explorer>",
+                    },
+                )
+            ],
+        ),
+        nbformat.v4.new_code_cell(
             "assert True", metadata={"tags": ["hide-input"]}, outputs=[]
         ),
     ]
@@ -64,7 +76,10 @@ def test_a_page_folds_its_checks(tmp_path):
     assert "Show the check" in folded[0] and "assert err" in folded[0]
     assert "error 1e-12" in folded[0]  # its output is folded with it
     assert "Show code cell source" in folded[1]  # a tag keeps its own folding
-    assert page.count("Show the check") == 1  # not the figure, not the plain cell
+    # not the figure, not the explorer, not the cell without assert
+    assert page.count("Show the check") == 1
+    assert "attnlib-explorer" in page
+    assert not any("attnlib-explorer" in f for f in folded)
     # the link lands just above the folded check
     between = page[page.index('id="chk-one"') : page.index("Show the check")]
     assert "<details" in between and "err = " not in between
