@@ -682,8 +682,11 @@ def simulate_angles(
         ``v(theta) -> array`` of the shape of ``theta`` (a :class:`CircleModel`, a
         :class:`Kuramoto` or any function).
     theta0 : ndarray, shape (n,) or (B, n)
-    times, t_final
-        Output times (exactly one of them), as in :func:`attnlib.simulate`.
+    times : array_like, shape (T,), optional
+        Non-decreasing output times ``>= 0``, as in :func:`attnlib.simulate`; give
+        ``times`` or ``t_final``, not both.
+    t_final : float, optional
+        Shorthand for ``times=[0, t_final]``.
     dt : float
         Largest step (steps are shortened to hit every output time).
     method : {"euler", "heun", "rk4"}

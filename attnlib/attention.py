@@ -107,8 +107,11 @@ class Model:
     ----------
     beta : float or ndarray of shape (B,)
         Inverse temperature ``>= 0``. An array gives one value per ensemble member.
-    Q, K : ndarray of shape (m, d), optional
-        Query and key matrices (identity if omitted).
+    Q : ndarray of shape (m, d), optional
+        Query matrix (identity if omitted): the scores are
+        :math:`\langle Qx_i, Kx_j\rangle`.
+    K : ndarray of shape (m, d), optional
+        Key matrix (identity if omitted), of the same shape as ``Q``.
     V : ndarray of shape (d, d), optional
         Value matrix (identity if omitted).
     heads : sequence of (Q_h, K_h, V_h), optional
@@ -125,8 +128,12 @@ class Model:
         tangent space) or in :math:`\mathbb R^d`.
     bias : float
         Bias ``b`` of the sigmoid kernel.
-    sinkhorn_tol, sinkhorn_max_iter
-        Tolerance and iteration cap of the Sinkhorn kernel.
+    sinkhorn_tol : float
+        Tolerance of the Sinkhorn kernel: the iterations stop when every column sum
+        of the plan is within ``sinkhorn_tol`` of one (``> 0``).
+    sinkhorn_max_iter : int
+        Largest number of row normalisations of one Sinkhorn solve (``>= 1``;
+        ``1`` gives the softmax).
     sinkhorn_warm_start : bool
         Start each Sinkhorn solve from the column scaling of the previous solve of the
         same shape (when ``sinkhorn_max_iter > 1``). Along a trajectory consecutive

@@ -155,8 +155,10 @@ class CausalModel:
         Inverse temperature ``>= 0`` (one per ensemble member if an array).
     slope : float
         ALiBi slope :math:`\lambda \ge 0` per position.
-    Q, K : ndarray of shape (p, d), optional
-        Query and key matrices (identity if omitted).
+    Q : ndarray of shape (p, d), optional
+        Query matrix (identity if omitted).
+    K : ndarray of shape (p, d), optional
+        Key matrix (identity if omitted), of the same shape as ``Q``.
     V : ndarray of shape (d, d), optional
         Value matrix (identity if omitted).
     normalization : {"sa", "usa", "positional"}

@@ -82,8 +82,10 @@ def hardmax_weights(
         Points whose rows of :math:`H` are wanted (default: the tokens themselves).
         Evaluating on a grid of queries draws the cells
         :math:`\{y : j \in J(y)\}` of the tokens.
-    Q, K : ndarray of shape (p, d), optional
-        Query and key matrices (identity if omitted).
+    Q : ndarray of shape (p, d), optional
+        Query matrix (identity if omitted).
+    K : ndarray of shape (p, d), optional
+        Key matrix (identity if omitted), of the same shape as ``Q``.
     tol : float
         Scores within ``tol * max(1, max_j |s_ij|)`` of the row maximum tie.
 
@@ -117,9 +119,11 @@ class Hardmax:
 
     Parameters
     ----------
-    Q, K : ndarray of shape (p, d), optional
-        Query and key matrices (identity if omitted): scores
+    Q : ndarray of shape (p, d), optional
+        Query matrix (identity if omitted): the scores are
         :math:`\langle Qx_i, Kx_j\rangle`.
+    K : ndarray of shape (p, d), optional
+        Key matrix (identity if omitted), of the same shape as ``Q``.
     V : ndarray of shape (d, d), optional
         Value matrix (identity if omitted).
     sphere : bool

@@ -8,7 +8,10 @@ part (:mod:`bookext.apiref`) before the sources are read; and it makes pages tha
 need no kernel (:mod:`bookext.static`): widgets as precomputed explorers, progress
 bars from their final state, no widget scripts; and it writes the notebooks of the
 chapters beside the pages and links them (:mod:`bookext.notebooks`); for the PDF,
-players print their last frame and solutions are left out (:mod:`bookext.latex`).
+players print their last frame and solutions are left out (:mod:`bookext.latex`);
+its search finds words with or without their diacritics (:mod:`bookext.search`),
+and the cells that assert a result are folded behind "Show the check"
+(:mod:`bookext.folding`).
 """
 
 from __future__ import annotations
@@ -19,9 +22,11 @@ from pathlib import Path
 
 from attnlib._version import __version__
 
-from .apiref import escape_type_stars, resolve_reexport, write_pages
+from .apiref import escape_type_stars, link_citations, resolve_reexport, write_pages
+from .folding import FoldChecks
 from .latex import Appendices, DropSolutions, PlayerFrames, latex_macros
 from .notebooks import add_links, build_finished
+from .search import SearchEnglishFolded
 from .static import (
     FigureCaptions,
     StaticProgressBars,
@@ -64,6 +69,7 @@ def setup(app: Any) -> dict:
     app.connect("config-inited", _api_pages, priority=100)
     app.connect("missing-reference", resolve_reexport)
     app.connect("autodoc-process-docstring", escape_type_stars, priority=600)
+    app.connect("autodoc-process-docstring", link_citations, priority=600)
     setup_environment()
     app.add_post_transform(StaticProgressBars)
     # after myst-nb (500) has added the page's scripts
@@ -72,8 +78,10 @@ def setup(app: Any) -> dict:
     app.connect("build-finished", build_finished)
     app.add_transform(PlayerFrames)
     app.add_transform(FigureCaptions)
+    app.add_transform(FoldChecks)
     app.add_post_transform(DropSolutions)
     app.add_post_transform(Appendices)
     app.connect("config-inited", latex_macros)
     app.connect("builder-inited", _static_files)
+    app.add_search_language(SearchEnglishFolded)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -220,6 +220,31 @@ def escape_type_stars(
             lines[i] = head + sep + re.sub(r"(?<!\\)\*", r"\\*", rest)
 
 
+#: The papers the docstrings cite by a label (``[GLPR] Fig. 3``) and their entries in
+#: ``book/references.bib``: on the pages of the reference, each label is a citation
+#: that links to the bibliography, as in the chapters.
+CITATIONS = {
+    "GLPR": "GLPR2023",
+    "BKKRW": "BKKRW2025",
+    "CACP": "CACP2025",
+    "DGR": "DGR2026",
+    "GKPR": "GKPR2024",
+    "GRS": "GRS2024",
+    "KPR": "Karagodin2024Causal",
+    "AGRB": "Alcalde2025FrankWolfe",
+}
+CITE_LABEL = re.compile(r"\[(" + "|".join(CITATIONS) + r")\]")
+
+
+def link_citations(
+    app: Any, what: str, name: str, obj: Any, options: Any, lines: list[str]
+) -> None:
+    """``autodoc-process-docstring``: ``[GLPR]`` becomes the citation
+    ``:cite:t:`GLPR2023``` (author and year, linked to the bibliography)."""
+    for i, line in enumerate(lines):
+        lines[i] = CITE_LABEL.sub(lambda m: f":cite:t:`{CITATIONS[m.group(1)]}`", line)
+
+
 def write_pages(srcdir: Path) -> list[Path]:
     """Write (only when changed) the pages and drop those of vanished modules."""
     out = srcdir / OUT

@@ -194,6 +194,21 @@ def externalise_frames(
 FIGURE_TEXT = "Figure: "
 
 
+def caption_of(alt: str) -> str:
+    """The caption of a figure from its description (:func:`attnlib.viz.describe`):
+    the figure's title, else its panels' titles, without what the axes show."""
+    text, before = alt, None
+    while text != before:  # innermost parentheses first: "(y: I_k(β); ...)"
+        before, text = text, re.sub(r"\s*\([^()]*\)", "", text)
+    text = text.strip().rstrip(".")
+    parts = [p.strip() for p in text.split(". ") if p.strip()]
+    untitled = re.compile(r"^(?:\d+: )?untitled panel$|^\d+ panels$|^An empty figure$")
+    if parts and not untitled.match(parts[0]):
+        return parts[0]
+    titles = [re.sub(r"^\d+: ", "", p) for p in parts[1:] if not untitled.match(p)]
+    return "; ".join(titles) or "Figure"
+
+
 class FigureCaptions(SphinxTransform):
     """Every figure of a chapter gets an alternative text, a caption and a number.
 
@@ -235,7 +250,7 @@ class FigureCaptions(SphinxTransform):
             docname = self.env.docname.replace("/", "-")
             figure = nodes.figure(ids=[f"{docname}-figure-{count}"])
             figure += images[0].deepcopy()
-            title = alt.split(". ")[0].rstrip(".") if alt else "Figure"
+            title = caption_of(alt)
             figure += nodes.caption(title, title)
             holder.children = [figure]
 

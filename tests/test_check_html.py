@@ -180,3 +180,82 @@ def test_a_page_that_shows_a_rubric_or_a_model_answer_fails():
         f"guide.html: shows instructors' material: {line[:60]!r}"
     ]
     assert leak_failures("<p>The assignments of this part.</p>", "p.html", lines) == []
+
+
+# the text of a page: raw TeX, literal dollars, images without a description, stale
+# sentences (tools.check_html on the HTML, tools.browser_check after MathJax)
+GOOD_PAGE = (
+    "<html><body><main><section id='proof'><p>Here "
+    "<span class='math notranslate nohighlight'>"
+    "\\(\\langle x, y\\rangle \\le 1\\)</span>"
+    " and the code <code>$HOME \\frac</code>.</p>"
+    # a signature's default value is code, in spans of the class "pre"
+    "<dl><dt class='sig'><em class='sig-param'><span class='pre'>ylabel='$1</span> "
+    "<span class='pre'>-</span> <span class='pre'>\\min_{i,j}$'</span></em></dt></dl>"
+    "<div class='math notranslate nohighlight'>\\[\\frac12\\]</div>"
+    "<script>var a = '$x$ \\\\frac';</script>"
+    "<img src='../_images/abc.png' alt='Energy against time for beta = 4.'>"
+    "</section></main></body></html>"
+)
+# a formula cut by a list: its halves print as text
+GARBLED_PAGE = GOOD_PAGE.replace(
+    "<p>Here",
+    "<p>For unit x, $P_xy - P_{x'}y' = P_x(y - y') + \\langle x' - x, y'\\rangle x'</p>"
+    "<ul><li><p>\\langle x, y'\\rangle(x' - x)$, so</p></li></ul><p>Here",
+)
+
+
+def test_a_page_without_raw_tex_passes():
+    from tools.check_html import image_alt_failures, prose_failures
+
+    assert prose_failures(GOOD_PAGE, "p.html") == []
+    assert image_alt_failures(GOOD_PAGE, "p.html") == []
+
+
+def test_a_page_with_a_cut_formula_fails():
+    from tools.check_html import prose_failures
+
+    failures = prose_failures(GARBLED_PAGE, "p.html")
+    assert len(failures) == 2, failures
+    assert all(f.startswith("p.html: ") and "near #proof" in f for f in failures)
+    assert "\\langle" in failures[0] or "$" in failures[0]
+
+
+def test_literal_dollars_in_a_bibliography_fail():
+    from tools.check_html import prose_failures
+
+    page = "<html><body><p id='r1'>Almost global consensus on the $n$-sphere.</p>"
+    (failure,) = prose_failures(page + "</body></html>", "bib.html")
+    assert "a literal $...$" in failure and "#r1" in failure
+
+
+def test_an_image_named_by_its_file_fails():
+    from tools.check_html import image_alt_failures
+
+    for alt in (
+        "",
+        "../_images/f0c553a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7.png",
+        "f0c553a1b2c3d4e5f6a7b8c9d0e1f2a3",
+        "figure.png",
+    ):
+        page = f"<html><body><img src='../_images/x.png' alt='{alt}'></body></html>"
+        (failure,) = image_alt_failures(page, "p.html")
+        assert "no description" in failure
+    assert image_alt_failures("<img src='a.png'>", "p.html")  # no alt at all
+
+
+def test_stale_sentences_and_absent_solutions_fail():
+    from tools.check_html import stale_failures
+
+    stale = "<p>In the HTML pages each widget shows its initial state.</p>"
+    assert stale_failures(stale, "p.html", has_solutions=True)
+    dup = "<p>For readers of the static page, the figure for the default values.</p>"
+    assert stale_failures(dup, "p.html", has_solutions=True)
+    promise = "<p>Solutions of exercises are folded; click to open them.</p>"
+    assert stale_failures(promise, "p.html", has_solutions=True) == []
+    assert stale_failures(promise, "p.html", has_solutions=False)
+    qualified = (
+        "<p>Where an edition includes the solutions, they are folded (click to open "
+        "them); the student edition leaves them out.</p>"
+    )
+    assert stale_failures(qualified, "p.html", has_solutions=False) == []

@@ -1,5 +1,7 @@
 """The clustering widgets redraw headless when a slider moves; the figures build."""
 
+import itertools
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -112,3 +114,21 @@ def test_static_figures_and_animations(diagrams, hist_runs):
     fig = plot_wendel(np.arange(2, 12), [2, 3], mc={2: ([4], [0.5], [0.01])})
     assert len(fig.axes[0].lines) >= 2
     plt.close(fig)
+
+
+def test_phase_diagram_explorer_controls_show_the_values_of_the_frame(diagrams):
+    # beta = 4 and t = 3 fall between rows of the diagrams: the figure is drawn for
+    # the nearest rows, and the controls of the static explorer say so
+    w = phase_diagram_explorer(diagrams, d=16, beta=4.0, t=3.0)
+    ref = diagrams[16]
+    assert w.sliders["beta"].value in ref.betas.tolist()
+    assert w.sliders["t"].value in ref.times.tolist()
+    axes = w.static.axes
+    for combo in itertools.product(*(a.values for a in axes)):
+        for axis, value in zip(axes, combo):
+            axis.control.value = value
+        title = _title(w.fig)
+        for label, axis, value in zip(("d", "beta", "t"), axes, combo):
+            assert f"{label} = {axis.text(value)}" in title, (title, combo)
+        cross = [ln for ln in w.fig.axes[0].lines if ln.get_marker() == "+"][0]
+        assert (cross.get_xdata()[0], cross.get_ydata()[0]) == (combo[2], combo[1])

@@ -10,9 +10,12 @@ aborted), and for every page reports
 * failures: a JavaScript error; a request that fails (a missing file); a critical
   violation found by axe-core (``book/_vendor/axe/axe.min.js``, fetched from npm by
   :mod:`tools.vendor_assets`); a control of a static explorer that does not change
-  the figure; and at 390 px: a page wider than the screen, a sidebar toggle that does
-  not open the table of contents, a displayed equation wider than its box that does
-  not scroll, or an equation number drawn over its formula.
+  the figure; text outside the typeset formulas, code and scripts that holds a TeX
+  command (``\\frac``, ``\\langle``, ...) or a pair of dollars; a wide displayed
+  equation that does not open at its start; and at 390 px: a page wider than the
+  screen, a sidebar toggle that does not open the table of contents, a displayed
+  equation wider than its box that does not scroll, or an equation number drawn
+  over its formula.
 """
 
 from __future__ import annotations
@@ -65,6 +68,26 @@ _EQUATIONS = """() => {
   return bad;
 }"""
 
+# displayed equations wider than their box must open at their start: the formula's
+# left edge is in view before the reader scrolls (a centred formula that overflows
+# would show its middle or its end, and hide its start to the left)
+_EQUATION_START = """() => {
+  const bad = [];
+  document.querySelectorAll("div.math").forEach(box => {
+    const formula = box.querySelector("mjx-container > mjx-math");
+    if (!formula || box.scrollWidth <= box.clientWidth + 2) { return; }
+    const b = box.getBoundingClientRect(), f = formula.getBoundingClientRect();
+    if (b.width === 0) { return; }
+    if (box.scrollLeft > 1 || f.left < b.left - 2) {
+      const id = box.id || (box.closest("[id]") || {}).id || "?";
+      const hidden = Math.round(b.left - f.left);
+      bad.push("equation " + id + " opens past its start (" + hidden + " px hidden)");
+    }
+  });
+  return bad;
+}"""
+
+
 # elements of the article that stick out of the screen without a scrolling parent
 _OVERFLOW = """() => {
   const w = window.innerWidth, bad = [];
@@ -83,6 +106,39 @@ _OVERFLOW = """() => {
   });
   return bad.slice(0, 5);
 }"""
+
+
+# text a reader sees outside typeset formulas, code and scripts that still holds a
+# TeX command or a pair of dollars: maths that Markdown cut, or that MathJax did not
+# typeset (its element then shows the TeX source)
+_RAW_TEX = r"""() => {
+  const skip = "mjx-container, script, style, pre, code, kbd, samp, textarea, svg, "
+             + "math, noscript, template, span.pre";
+  const rules = [[/\\[A-Za-z]+/, "raw TeX"], [/\$[^$\n]+\$/, "a literal $...$"]];
+  const bad = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement, t = n.textContent;
+    if (!el || !t.trim() || el.closest(skip)) { continue; }
+    for (const [rule, what] of rules) {
+      const m = t.match(rule);
+      if (m) {
+        const id = (el.closest("[id]") || {}).id || "top";
+        const near = t.slice(Math.max(0, m.index - 30), m.index + m[0].length + 30);
+        bad.push(what + " in the text near #" + id + ": "
+                 + JSON.stringify(near.replace(/\s+/g, " ").trim()));
+        break;
+      }
+    }
+  }
+  return bad;
+}"""
+
+
+def raw_tex(page: Any) -> list[str]:
+    """Raw TeX and literal ``$...$`` in the text of an open page after MathJax ran."""
+    page.evaluate(_MATHJAX_DONE)
+    return page.evaluate(_RAW_TEX)
 
 
 def drive_explorers(page: Any) -> list[str]:
@@ -209,6 +265,9 @@ def _check(browser, path, root, width, axe, weights) -> list[str]:
                     out.append(
                         f"{name}: axe {rule} (critical) on {n} element(s), {target}"
                     )
+        if width == WIDTHS[0]:
+            out += [f"{name}: {f}" for f in raw_tex(page)]
+        out += [f"{name}: {f}" for f in page.evaluate(_EQUATION_START)]
         out += [f"{name}: {f}" for f in drive_explorers(page)]
         if width < 500:
             out += [f"{name}: {f}" for f in page.evaluate(_EQUATIONS)]

@@ -41,6 +41,14 @@ of the chapters are read from the execution cache next to the HTML directory
    of every static explorer changes its figure; at 390 px the sidebar toggle opens the
    table of contents, wide equations scroll in their box with the number clear of the
    formula, nothing is wider than the screen. The weight of each page is printed.
+   After MathJax has run, no text of a chapter page outside the typeset formulas,
+   code and scripts holds a TeX command or a pair of dollars (maths that Markdown
+   cut, or that MathJax left alone); the other pages are read the same way without a
+   browser (their maths elements are skipped) (:func:`prose_failures`).
+8. Every page of the edition: every image has an alternative text that describes
+   it, not a path, a hash or nothing (:func:`image_alt_failures`); no sentence says
+   that widgets are static or show only their initial state, and no sentence sends
+   the reader to solutions in an edition that has none (:func:`stale_failures`).
 
 Points 2 and 3 on a notebook are :func:`notebook_failures`, also used by the test
 that executes the chapters.
@@ -285,6 +293,143 @@ def static_failures(page: Path, build: Path, sources: Path) -> tuple[list[str], 
     return list(dict.fromkeys(failures)), text.count("<img") + widget_images(state)
 
 
+# what a reader must never see in the text of a page (outside formulas, code and
+# scripts): a TeX command, or a pair of dollars around what should be a formula
+RAW_TEX = re.compile(r"\\[A-Za-z]+")
+DOLLARS = re.compile(r"\$[^$\n]+\$")
+# elements whose text is not prose: code (also the "pre" spans of signatures),
+# scripts, and (before MathJax runs) maths
+NOT_PROSE = {"script", "style", "pre", "code", "kbd", "samp", "textarea", "svg", "math"}
+MATH_CLASS = re.compile(r"\b(?:math|pre)\b")
+# alternative texts that name a file instead of describing the image
+ALT_PATH = re.compile(
+    r"(?:^|/)[\w.-]+\.(?:png|jpe?g|gif|svg|webp)$|^[0-9a-f]{16,}$|^\.\.?/|_images/",
+    re.I,
+)
+# sentences that describe the pages as they no longer are
+STALE = [
+    re.compile(p, re.I)
+    for p in (
+        r"\b(?:shows?|displays?)\s+(?:only\s+)?(?:its|their)\s+initial\s+state",
+        r"\bonly\s+(?:its|their)\s+initial\s+state",
+        r"\bfor\s+(?:the\s+)?readers\s+of\s+the\s+static\s+page",
+        r"\bfor\s+the\s+static\s+page\b",
+        r"\bwidgets?\s+(?:is|are)\s+(?:only\s+)?static\b",
+        r"\bstatic\s+counterparts?\b",
+    )
+]
+# a sentence that sends the reader to solutions (in an edition that has none)
+SOLUTION_PROMISE = re.compile(
+    r"\bsolutions?\b[^.]*\b(?:click to open|are folded|is folded|see the solution)"
+    r"|\b(?:click to open|see the solution)\b[^.]*\bsolutions?\b",
+    re.I,
+)
+
+
+class _Prose:
+    """The text of a page outside code, scripts and maths, with the nearest id."""
+
+    def __init__(self, text: str):
+        from html.parser import HTMLParser
+
+        self.chunks: list[tuple[str, str]] = []  # (nearest id, text)
+        self.images: list[tuple[str, dict]] = []  # (nearest id, attributes)
+        chunks, images = self.chunks, self.images
+        state = {"skip": [], "id": "top", "stack": []}
+
+        class Parser(HTMLParser):
+            def handle_starttag(self, tag, attrs):
+                a = dict(attrs)
+                if a.get("id"):
+                    state["id"] = a["id"]
+                if tag == "img":
+                    images.append((state["id"], a))
+                    return
+                if tag in ("br", "hr", "meta", "link", "input", "source", "wbr"):
+                    return
+                skip = tag in NOT_PROSE or bool(MATH_CLASS.search(a.get("class", "")))
+                state["stack"].append((tag, skip))
+                if skip:
+                    state["skip"].append(tag)
+
+            def handle_endtag(self, tag):
+                stack = state["stack"]
+                for k in range(len(stack) - 1, -1, -1):
+                    if stack[k][0] == tag:
+                        for _, skipped in stack[k:]:
+                            if skipped:
+                                state["skip"].pop()
+                        del stack[k:]
+                        break
+
+            def handle_data(self, data):
+                if not state["skip"] and data.strip():
+                    chunks.append((state["id"], data))
+
+        parser = Parser(convert_charrefs=True)
+        parser.feed(text)
+        parser.close()
+
+
+def prose_failures(text: str, name: str) -> list[str]:
+    """Raw TeX and literal ``$...$`` in the text of a page outside maths, code and
+    scripts (the maths elements are those MathJax typesets)."""
+    failures = []
+    for where, data in _Prose(text).chunks:
+        for rule, what in ((RAW_TEX, "raw TeX"), (DOLLARS, "a literal $...$")):
+            m = rule.search(data)
+            if m:
+                snippet = " ".join(data[max(0, m.start() - 30) : m.end() + 30].split())
+                failures.append(
+                    f"{name}: {what} in the text near #{where}: {snippet!r}"
+                )
+    return failures
+
+
+def image_alt_failures(text: str, name: str) -> list[str]:
+    """Images whose alternative text is missing, empty, a path or a hash."""
+    failures = []
+    for where, attrs in _Prose(text).images:
+        if attrs.get("role") == "presentation" or attrs.get("aria-hidden") == "true":
+            continue
+        alt = (attrs.get("alt") or "").strip()
+        if not alt or ALT_PATH.search(alt) or alt == (attrs.get("src") or "").strip():
+            src = (attrs.get("src") or "")[:60]
+            failures.append(
+                f"{name}: an image near #{where} has no description as its "
+                f"alternative text (alt={alt[:60]!r}, src={src!r})"
+            )
+    return failures
+
+
+def stale_failures(text: str, name: str, has_solutions: bool) -> list[str]:
+    """Sentences that describe widgets as static, or that promise solutions the
+    edition does not have."""
+    plain = " ".join(data for _, data in _Prose(text).chunks)
+    plain = " ".join(plain.split())
+    failures = []
+    for sentence in re.split(r"(?<=[.!?])\s+", plain):
+        if any(rule.search(sentence) for rule in STALE):
+            failures.append(f"{name}: a stale sentence: {sentence[:120]!r}")
+        elif (
+            not has_solutions
+            and SOLUTION_PROMISE.search(sentence)
+            and "edition" not in sentence.lower()
+        ):
+            failures.append(
+                f"{name}: promises solutions the edition leaves out: {sentence[:99]!r}"
+            )
+    return failures
+
+
+def edition_has_solutions(pages: list[Path]) -> bool:
+    """Whether any page of the edition shows an exercise's solution."""
+    mark = re.compile(r'class="[^"]*\bsolution\b[^"]*"')
+    return any(
+        mark.search(p.read_text(encoding="utf-8", errors="replace")) for p in pages
+    )
+
+
 def _plain(text: str) -> str:
     """Text with its tags removed, entities decoded and spaces collapsed."""
     import html
@@ -366,9 +511,16 @@ def main(root: Path) -> int:
     sources, build = sources_and_build(root)
     failures, expected_img = [], {}
     secrets = instructor_lines()
-    for page in sorted(root.rglob("*.html")):
+    every_page = sorted(root.rglob("*.html"))
+    has_solutions = edition_has_solutions(every_page)
+    for page in every_page:
         text = page.read_text(encoding="utf-8", errors="replace")
-        failures += leak_failures(text, page.relative_to(root).as_posix(), secrets)
+        rel = page.relative_to(root).as_posix()
+        failures += leak_failures(text, rel, secrets)
+        failures += image_alt_failures(text, rel)
+        failures += stale_failures(text, rel, has_solutions)
+        if page not in pages:  # the chapters are read in Chromium, after MathJax
+            failures += prose_failures(text, rel)
     for page in pages:
         page_fail, expected_img[page] = static_failures(page, build, sources)
         failures += page_fail

@@ -63,14 +63,44 @@ def _plain(text: str) -> str:
     )
     text = re.sub(r"\\([A-Za-z]+)", lambda m: _TEX.get(m.group(1), m.group(1)), text)
     text = text.replace("$", "").replace("{", "").replace("}", "").replace("\\", "")
-    return re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r"\s+", " ", text).replace("⟨ ", "⟨").replace(" ⟩", "⟩")
+    return text.strip()
+
+
+def _what(ax: Any) -> str:
+    """What a panel draws: its curves, points and images, with their legend labels."""
+    from matplotlib.collections import PathCollection
+
+    kinds = []
+    lines = [ln for ln in ax.get_lines() if ln.get_visible()]
+    if lines:
+        kinds.append(f"{len(lines)} curve{'s' * (len(lines) > 1)}")
+    points = sum(
+        len(c.get_offsets())
+        for c in ax.collections
+        if isinstance(c, PathCollection) and c.get_visible()
+    )
+    if points:
+        kinds.append(f"{points} point{'s' * (points > 1)}")
+    images = len(ax.get_images())
+    if images:
+        kinds.append("an image" if images == 1 else f"{images} images")
+    _, labels = ax.get_legend_handles_labels()
+    labels = list(dict.fromkeys(_plain(label) for label in labels if label.strip()))
+    text = ", ".join(kinds)
+    if labels:
+        shown = ", ".join(labels[:6])
+        more = f" and {len(labels) - 6} more" if len(labels) > 6 else ""
+        text += f"{'; ' if text else ''}legend: {shown}{more}"
+    return text
 
 
 def describe(fig: Any) -> str:
     """A text description of a matplotlib figure, for its alternative text.
 
-    The figure's title and, for every panel, its title and the quantities on its
-    axes, e.g. ``"2 panels. 1: SA, beta = 4 (x: t; y: r_k). 2: ..."``.
+    The figure's title and, for every panel, its title, the quantities on its axes
+    and what it draws (curves, points, images, and the labels of its legend), e.g.
+    ``"2 panels. 1: SA, beta = 4 (x: t; y: r_k; 3 curves; legend: n = 8, ...)."``.
     """
     parts = []
     suptitle = getattr(fig, "_suptitle", None)
@@ -93,11 +123,14 @@ def describe(fig: Any) -> str:
         zlabel = getattr(ax, "get_zlabel", None)
         if zlabel is not None and zlabel():
             labels.append(f"z: {_plain(zlabel())}")
+        what = _what(ax)
+        if what:
+            labels.append(what)
         text = title or "untitled panel"
         if labels:
             text += " (" + "; ".join(labels) + ")"
         parts.append((f"{k}: " if len(axes) > 1 else "") + text + ".")
-    return " ".join(parts) or "A figure."
+    return " ".join(parts) or "An empty figure."
 
 
 def player_html(anim: Any, alt: str | None = None, colors: int | None = 256) -> str:

@@ -44,6 +44,10 @@ def phase_diagram_explorer(
     if d not in diagrams:
         raise ValueError(f"d must be one of {ds}, got {d!r}")
     ref = diagrams[d]
+    # the figure is drawn for the rows of the diagram nearest to beta and t: the
+    # controls start on those rows, so that they show the values of the figure
+    beta = float(ref.betas[np.argmin(np.abs(ref.betas - beta))])
+    t = float(ref.times[np.argmin(np.abs(ref.times - t))])
     s_d = widgets.SelectionSlider(options=ds, value=d, description="d")
     s_beta = widgets.FloatSlider(
         value=beta,
@@ -91,16 +95,18 @@ def phase_diagram_explorer(
         s.observe(redraw, names="value")
     box = ExplorerBox([widgets.HBox([s_d, s_beta, s_t]), out])
     box.sliders = {"d": s_d, "beta": s_beta, "t": s_t}
-    # without a kernel: every d, every third row of beta, t in quarters of its range
-    betas = {round(float(b), 1) for b in every(ref.betas, 3)} | {float(s_beta.value)}
-    t_lo, t_hi = float(ref.times.min()), float(ref.times.max())
-    ts = {round(t, 1) for t in np.linspace(t_lo, t_hi, 5).tolist()}
+    # without a kernel: every d, every third row of beta, t in quarters of its
+    # range, all of them rows of the diagram (the values the figure is drawn for),
+    # labelled as the figure's title writes them
+    betas = set(every(ref.betas, 3)) | {beta}
+    quarters = np.linspace(0, len(ref.times) - 1, 5).round().astype(int)
+    ts = {float(ref.times[k]) for k in quarters} | {t}
     box.static = StaticSpec(
         fig,
         [
             Axis("d", s_d, ds),
-            Axis("β", s_beta, sorted(betas)),
-            Axis("t", s_t, sorted(ts | {float(s_t.value)})),
+            Axis("β", s_beta, sorted(betas), fmt=lambda v: f"{v:.2f}"),
+            Axis("t", s_t, sorted(ts), fmt=lambda v: f"{v:.1f}"),
         ],
         alt=(
             "Left: phase diagram over time t and inverse temperature β, the "

@@ -1,0 +1,71 @@
+"""Checks folded by default: a code cell that asserts a result opens on demand.
+
+About a third of a chapter's height is code cells that ``assert`` what the text
+proves or states. A reader who follows the argument can skip them; one who wants
+the evidence opens them. :class:`FoldChecks` folds, in the HTML, every code cell
+whose source has an ``assert`` statement and whose outputs are text only (a cell
+that draws a figure or shows an explorer or a player stays open), behind a "Show
+the check" control (myst-nb's folding of a ``hide-cell`` cell, in the book's
+words). A cell that already has a folding tag (``hide-input``, ``hide-output``,
+``hide-cell``) keeps it, and the label of a check (``(mod-check-exist)=``) stays
+above the control, so the links of the list of results land on it. The PDF prints
+every cell.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from docutils import nodes
+from sphinx.transforms import SphinxTransform
+
+SHOW = "Show the check"
+HIDE = "Hide the check"
+
+
+def asserts(source: str) -> bool:
+    """Whether the code has an ``assert`` statement (at any depth)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # IPython magics: look at the lines
+        return any(line.lstrip().startswith("assert ") for line in source.splitlines())
+    return any(isinstance(n, ast.Assert) for n in ast.walk(tree))
+
+
+def _text_only(output: nodes.Element) -> bool:
+    """Whether a cell's outputs are text only: no image, no HTML (an explorer, a
+    player), no other rich output."""
+    for node in output.findall(nodes.Element):
+        if isinstance(node, (nodes.image, nodes.raw, nodes.figure)):
+            return False
+        mime = node.get("mime_type")
+        if mime is not None and mime != "text/plain":
+            return False
+    return True
+
+
+class FoldChecks(SphinxTransform):
+    """Fold the asserting cells of a notebook page (see the module docstring)."""
+
+    default_priority = 410  # after myst-nb has rendered the cells
+
+    def apply(self, **kwargs: Any) -> None:
+        for cell in list(self.document.findall(nodes.container)):
+            if cell.get("nb_element") != "cell_code" or cell.get("hide_mode"):
+                continue
+            kids = [c for c in cell.children if isinstance(c, nodes.Element)]
+            source = [c for c in kids if c.get("nb_element") == "cell_code_source"]
+            if not source or not asserts(source[0].astext()):
+                continue
+            outputs = [c for c in kids if c.get("nb_element") == "cell_code_output"]
+            if not all(_text_only(o) for o in outputs):
+                continue
+            cell["hide_mode"] = "all"
+            cell["prompt_show"] = SHOW
+            cell["prompt_hide"] = HIDE
+            cell["classes"].append("attnlib-check")
+
+
+def setup(app: Any) -> None:
+    app.add_transform(FoldChecks)

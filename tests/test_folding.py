@@ -1,0 +1,131 @@
+"""Cells that assert a result are folded behind "Show the check"; figures stay open;
+the label of a check stays above its control."""
+
+import re
+
+import nbformat
+import pytest
+
+from bookext.folding import asserts
+
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAA"
+    "AABJRU5ErkJggg=="
+)
+
+
+def test_asserts():
+    assert asserts("x = 1\nassert x == 1, 'one'")
+    assert asserts("for k in range(3):\n    assert k < 3")
+    assert asserts("%time y = 2\nassert y")  # a magic: read line by line
+    assert not asserts("x = 1  # assert nothing\nprint('assert')")
+
+
+@pytest.mark.slow  # a Sphinx build
+def test_a_page_folds_its_checks(tmp_path):
+    from sphinx.cmd.build import build_main
+
+    from tools.maths_lint import ROOT
+
+    src, out = tmp_path / "src", tmp_path / "html"
+    src.mkdir()
+    (src / "conf.py").write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "extensions = ['myst_nb']\n"
+        "nb_execution_mode = 'off'\n"
+        "def setup(app):\n"
+        "    from bookext.folding import FoldChecks\n"
+        "    app.add_transform(FoldChecks)\n"
+    )
+    figure = nbformat.v4.new_output(
+        "display_data", data={"image/png": PNG, "text/plain": "Figure: a line."}
+    )
+    printed = nbformat.v4.new_output("stream", name="stdout", text="error 1e-12\n")
+    cells = [
+        nbformat.v4.new_markdown_cell("# Page\n\n(chk-one)=\n"),
+        nbformat.v4.new_code_cell(
+            "err = 1e-12\nprint('error', err)\nassert err < 1e-9", outputs=[printed]
+        ),
+        nbformat.v4.new_markdown_cell("See {ref}`the check <chk-one>`."),
+        nbformat.v4.new_code_cell("fig = plot()\nassert fig", outputs=[figure]),
+        nbformat.v4.new_code_cell("y = 2"),
+        nbformat.v4.new_code_cell(
+            "assert explorer\nexplorer",
+            outputs=[
+                nbformat.v4.new_output(
+                    "display_data",
+                    data={
+                        "text/html": "<div class='attnlib-explorer'>x</div>",
+                        "text/plain": "<static explorer>",
+                    },
+                )
+            ],
+        ),
+        nbformat.v4.new_code_cell(
+            "assert True", metadata={"tags": ["hide-input"]}, outputs=[]
+        ),
+    ]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), src / "index.ipynb")
+    assert build_main(["-q", "-b", "html", str(src), str(out)]) == 0
+    page = (out / "index.html").read_text(encoding="utf-8")
+    folded = re.findall(
+        r'<details class="admonition hide above-input">(.*?)</details>', page, re.S
+    )
+    assert len(folded) == 2  # the check, and the cell tagged hide-input
+    assert "Show the check" in folded[0] and "assert err" in folded[0]
+    assert "error 1e-12" in folded[0]  # its output is folded with it
+    assert "Show code cell source" in folded[1]  # a tag keeps its own folding
+    # not the figure, not the explorer, not the cell without assert
+    assert page.count("Show the check") == 1
+    assert "attnlib-explorer" in page
+    assert not any("attnlib-explorer" in f for f in folded)
+    # the link lands just above the folded check
+    between = page[page.index('id="chk-one"') : page.index("Show the check")]
+    assert "<details" in between and "err = " not in between
+
+
+@pytest.mark.slow  # Chromium
+def test_a_proof_folds_and_unfolds_in_chromium(tmp_path):
+    import shutil
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("the Debian package chromium is not installed")
+    from playwright.sync_api import sync_playwright
+
+    from tools.maths_lint import ROOT
+
+    js = ROOT / "bookext" / "_static" / "attnlib-book.js"
+    page_path = tmp_path / "p.html"
+    page_path.write_text(
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>t</title>"
+        f"<script src='{js.as_uri()}'></script></head><body><main>"
+        "<div class='proof proof admonition' id='proof'><p>Proof. The first step.</p>"
+        "<p id='step-two'>The second step.</p></div>"
+        "<div class='theorem admonition' id='thm'><p>A theorem stays.</p></div>"
+        "</main></body></html>",
+        encoding="utf-8",
+    )
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            page.goto(page_path.as_uri(), wait_until="load")
+            button = page.locator("#proof button.attnlib-fold")
+            assert (
+                button.count() == 1 and page.locator("button.attnlib-fold").count() == 1
+            )
+            assert button.get_attribute("aria-expanded") == "true"
+            assert page.locator("#step-two").is_visible()
+            button.click()
+            assert not page.locator("#step-two").is_visible()
+            assert button.inner_text() == "Show the proof"
+            assert button.get_attribute("aria-expanded") == "false"
+            page.evaluate("location.hash = '#step-two'")  # a link into the proof
+            page.wait_for_function(
+                "() => !document.querySelector('#step-two').closest('[hidden]')"
+            )
+            assert button.inner_text() == "Hide the proof"
+        finally:
+            browser.close()
