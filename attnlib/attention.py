@@ -234,7 +234,7 @@ class Model:
 
     def stable_step(self) -> float:
         """The [GLPR] stable USA step of the largest ``beta``
-        (:func:`attnlib.glpr_usa_step`; SA does not need it), for
+        (:func:`attnlib.integrate.glpr_usa_step`; SA does not need it), for
         ``simulate(..., step_rule="glpr")``."""
         return glpr_usa_step(float(np.max(self.beta)))
 

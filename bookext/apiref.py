@@ -150,7 +150,9 @@ def page(module: ModuleType, modules: list[ModuleType]) -> str:
         elif role == "mod":
             elsewhere.append(f"- {{py:mod}}`{attr} <{target}>`")
         else:
-            elsewhere.append(f"- {{py:{role}}}`{attr} <{target}.{attr}>`")
+            # an alias (NoisyTrajectory = Trajectory) links to the object's own name
+            real = getattr(obj, "__name__", attr) if role != "data" else attr
+            elsewhere.append(f"- {{py:{role}}}`{attr} <{target}.{real}>`")
     lines = [f"# `{name}`", "", "```{eval-rst}", f".. automodule:: {name}", ""]
     lines += [*own, "```", ""]
     if elsewhere:
@@ -190,6 +192,10 @@ def canonical(target: str) -> str | None:
             return None
         mod, qual = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
         if (inspect.isclass(obj) or inspect.isroutine(obj)) and mod and qual:
+            if _private(mod) and "." not in qual:
+                # defined in a private module: documented where home() puts it
+                package = importlib.import_module(PACKAGE)
+                mod = home(obj, qual, package, public_modules())
             return f"{mod}.{qual}"
         return None
     return None
