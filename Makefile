@@ -152,3 +152,18 @@ pdf: $(STAMP) $(VENDOR) execution-cache
 test-binder: notebooks
 	$(RUN) MPLBACKEND=Agg ATTNLIB_TEST_BINDER=1 $(BIN)/python -m pytest \
 	  tests/test_notebooks.py -k binder -rs
+
+# ---------------------------------------------------------------------- publishing
+# make release: what a course downloads, in release/ (bookext/release.py): attnlib's
+# wheel and sdist (make dist, twine-checked), the site and the student edition as
+# zips, every notebook in one zip with the wheel beside them, the PDF when TeX is
+# installed (make pdf), SHA256SUMS; all of one version, checked at the end. It is
+# built from a clean tree: commit first. The README ("Publishing") says where each
+# file goes; .github/workflows/ does it on a tag.
+.PHONY: release clean-tree
+
+clean-tree:
+	@git diff --quiet HEAD || { echo "make release: the tree has uncommitted changes"; exit 1; }
+
+release: clean-tree dist book student $(if $(shell command -v latexmk),pdf)
+	$(BIN)/python -m bookext.release --out release
