@@ -10,6 +10,7 @@ index configured for pip (pip's cache serves repeated runs).
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import tarfile
@@ -258,3 +259,39 @@ def test_make_release_files_have_one_version_and_checksums(dist, tmp_path):
     assert any("has no version 9.9.9" in p for p in wrong), wrong
     (out / f"{NAME}-{v}-notebooks.zip").unlink()
     assert any("notebooks.zip is missing" in p for p in check_release(out))
+
+
+@pytest.mark.slow
+def test_workflow_files_are_valid(tmp_path):
+    """``check-jsonschema`` with its built-in copy of the GitHub workflow schema
+    (SchemaStore's), in its own environment; the release publishes by trusted
+    publishing (no token) from a tag of the one version."""
+    workflows = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+    assert {p.name for p in workflows} == {"ci.yml", "release.yml"}
+    py = _venv(tmp_path / "venv")
+    _run([py, "-m", "pip", "install", "--quiet", "check-jsonschema==0.39.0"], tmp_path)
+    checker = tmp_path / "venv" / "bin" / "check-jsonschema"
+    r = _run(
+        [checker, "--builtin-schema", "vendor.github-workflows", *workflows],
+        tmp_path,
+        timeout=300,
+    )
+    assert "ok -- validation done" in r.stdout, r.stdout
+    bad = tmp_path / "bad.yml"
+    bad.write_text("on: push\njobs:\n  x:\n    runs-on: ubuntu-24.04\n    steps: 3\n")
+    r = subprocess.run(
+        [checker, "--builtin-schema", "vendor.github-workflows", bad],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode != 0, r.stdout  # the schema is really applied
+    release = yaml.safe_load((ROOT / ".github/workflows/release.yml").read_text())
+    assert release[True]["push"]["tags"] == ["v*"]  # YAML 1.1 reads "on" as True
+    pypi = release["jobs"]["pypi"]
+    assert pypi["permissions"] == {"id-token": "write"}
+    steps = [s.get("uses", "") for s in pypi["steps"]]
+    assert "pypa/gh-action-pypi-publish@release/v1" in steps
+    assert "password" not in json.dumps(pypi)
+    build = "\n".join(s.get("run", "") for s in release["jobs"]["build"]["steps"])
+    assert "make release" in build and '"$GITHUB_REF_NAME"' in build
