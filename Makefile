@@ -167,3 +167,21 @@ clean-tree:
 
 release: clean-tree dist book student $(if $(shell command -v latexmk),pdf)
 	$(BIN)/python -m bookext.release --out release
+
+# make lite: the notebooks in the browser, _build/html/lite (bookext/lite.py): a
+# JupyterLite site with the Pyodide kernel, every notebook and attnlib's wheel beside
+# them (the install cell takes it with piplite). It is built offline in its own
+# environment (_build/lite-env, pinned below); opening it loads Pyodide from its CDN.
+LITE_ENV  := _build/lite-env
+LITE_PINS := jupyterlite-core==0.8.6 jupyterlite-pyodide-kernel==0.8.6 jupyter_server==2.21.1
+.PHONY: lite
+
+$(LITE_ENV)/.installed:
+	$(PYTHON) -m venv $(LITE_ENV)
+	$(LITE_ENV)/bin/python -m pip install --quiet --disable-pip-version-check $(LITE_PINS)
+	touch $@
+
+lite: book $(LITE_ENV)/.installed
+	$(BIN)/python -m bookext.lite _build/html _build/lite-contents
+	cd _build && lite-env/bin/jupyter lite build --contents lite-contents \
+	  --output-dir html/lite

@@ -482,8 +482,11 @@ def add_links(
 
 
 def main(argv: list[str]) -> int:
+    from .downloads import write_downloads
+
     build = Path(argv[0]) if argv else ROOT / "_build"
-    written = write_notebooks(ROOT, build, build / "html")
+    written = write_downloads(ROOT, build / "html")
+    written += write_notebooks(ROOT, build, build / "html")
     print(json.dumps([str(p) for p in written], indent=1))
     return 0
 

@@ -253,3 +253,65 @@ def test_notebooks_carry_the_books_address_from_the_config(tmp_path):
     assert nb.cells[0].source == src
     assert nb.cells[0].metadata["tags"] == ["install-attnlib"]
     assert Path(ROOT / "_config.yml").read_text().count("baseurl:") == 1
+
+
+PYODIDE = """
+import sys, types
+sys.modules["attnlib"] = None  # not installed in the browser yet
+calls = []
+async def install(what):
+    calls.append(what)
+sys.modules["piplite"] = types.SimpleNamespace(install=install)
+import subprocess
+def no_pip(*a, **k):
+    raise AssertionError("pip in Pyodide")
+subprocess.run = no_pip
+sys.platform = "emscripten"
+from IPython.core.interactiveshell import InteractiveShell
+result = InteractiveShell.instance().run_cell(open(sys.argv[1]).read())
+print("CALLS", calls, "ERROR", repr(result.error_in_exec))
+"""
+
+
+def test_install_cell_uses_piplite_in_jupyterlite(tmp_path):
+    """In Pyodide (``sys.platform == "emscripten"``) the cell installs the wheel
+    beside the notebook with piplite, then the dependencies; it never runs pip."""
+    import subprocess
+    import sys
+
+    from attnlib._version import __version__
+
+    wheel = f"attnlib-{__version__}-py3-none-any.whl"
+    (tmp_path / wheel).write_bytes(b"")
+    (tmp_path / "cell.py").write_text(install_source("https://example.org/b", None))
+    (tmp_path / "run.py").write_text(PYODIDE)
+    r = subprocess.run(
+        [sys.executable, "run.py", "cell.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    out = r.stdout.split("CALLS", 1)[-1]
+    assert f"'emfs:{tmp_path / wheel}'" in out, r.stdout[-2000:] + r.stderr
+    assert "'numpy', 'scipy'" in out and "ERROR None" in out, out
+    assert "example.org" not in out  # the copy beside the notebook comes first
+
+
+def test_lite_contents_are_the_notebooks_and_the_pure_python_wheel(tmp_path):
+    from attnlib._version import __version__
+    from bookext.lite import contents
+
+    html = tmp_path / "html"
+    (html / "notebooks").mkdir(parents=True)
+    (html / "_downloads").mkdir()
+    wheel = f"attnlib-{__version__}-py3-none-any.whl"
+    (html / "_downloads" / wheel).write_bytes(b"wheel")
+    for name in ("a.ipynb", "a-student.ipynb"):
+        (html / "notebooks" / name).write_text("{}")
+    files = contents(html, tmp_path / "lite")
+    names = sorted(p.name for p in files)
+    assert names == sorted(["a.ipynb", "a-student.ipynb", wheel])
+    (html / "_downloads" / wheel).unlink()
+    with pytest.raises(FileNotFoundError, match="make book"):
+        contents(html, tmp_path / "lite")
