@@ -330,8 +330,7 @@ def _plain_cells(nb: Any, page: str, index: Index, reader: bool) -> None:
                 target = index.targets.get(label)
                 of = f" to {target.text}" if target and target.text else ""
                 new.source = (
-                    f"<details><summary>Solution{of}</summary>\n\n{plain}\n\n"
-                    "</details>"
+                    f"<details><summary>Solution{of}</summary>\n\n{plain}\n\n</details>"
                 )
                 new.metadata["tags"] = ["solution"]
             cells.append(new)

@@ -231,7 +231,7 @@ def _directive(
         return _math(body, label, index)
     kind = name.removeprefix("prf:")
     if name.startswith("prf:") and kind == "proof":
-        return f"*Proof.* {inner}\n\n<p align=\"right\">∎</p>"
+        return f'*Proof.* {inner}\n\n<p align="right">∎</p>'
     if name.startswith("prf:") or name == "exercise":
         word = "Exercise" if name == "exercise" else PROOF_KINDS.get(kind, kind.title())
         target = index.targets.get(label or "")
@@ -264,9 +264,7 @@ def convert(text: str, index: Index, page: str, macros: bool = True) -> str:
     Markdown. Fenced code that is not a directive is left as it is."""
     lines = text.splitlines()
     if lines and lines[0].strip() == "---":  # front matter: nothing for a reader
-        end = next(
-            (k for k in range(1, len(lines)) if lines[k].strip() == "---"), None
-        )
+        end = next((k for k in range(1, len(lines)) if lines[k].strip() == "---"), None)
         if end is not None:
             lines = lines[end + 1 :]
     out: list[str] = []
@@ -372,8 +370,10 @@ def _source_targets(path: Path, page: str) -> dict[str, Target]:
                 found[label] = Target(page, f"equation-{label}", "")
             else:
                 kind = name.removeprefix("prf:")
-                word = "Exercise" if name == "exercise" else PROOF_KINDS.get(
-                    kind, kind.title()
+                word = (
+                    "Exercise"
+                    if name == "exercise"
+                    else PROOF_KINDS.get(kind, kind.title())
                 )
                 found[label] = Target(page, label, arg or word, word=word)
         t = TARGET.match(line)
@@ -392,8 +392,10 @@ CAPTION = re.compile(
     r'id="(?P<id>[^"]+)"[^>]*>\s*(?:<p class="admonition-title">\s*)?'
     r'<span class="caption-number">(?P<text>[^<]+?)\s*</span>'
 )
-EQNO = re.compile(r'<span class="eqno">\((?P<num>[^)]+)\)<a class="headerlink" '
-                  r'href="#(?P<id>[^"]+)"')
+EQNO = re.compile(
+    r'<span class="eqno">\((?P<num>[^)]+)\)<a class="headerlink" '
+    r'href="#(?P<id>[^"]+)"'
+)
 
 
 def _html_numbers(page_html: str) -> dict[str, str]:

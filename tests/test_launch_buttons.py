@@ -78,9 +78,7 @@ def test_buttons_on_every_chapter_with_a_repository(tmp_path):
     repo = "https://github.com/owner/book"
     pages, _ = build(tmp_path, repo, hub="https://hub.example.edu")
     for name, page in pages.items():
-        binder = (
-            f"https://mybinder.org/v2/gh/owner/book/main?urlpath=lab/tree/book/{name}.md"
-        )
+        binder = f"https://mybinder.org/v2/gh/owner/book/main?urlpath=lab/tree/book/{name}.md"
         assert binder in page, name
         colab = "https://colab.research.google.com/github/owner/book/blob/gh-pages/"
         assert f"{colab}notebooks/{name}.ipynb" in page, name

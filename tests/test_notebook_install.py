@@ -168,8 +168,8 @@ def test_downloaded_notebooks_install_attnlib_from_the_site_then_nothing(site, f
     Site.requests.clear()
     run(py, "run.py", f"{url}notebooks/{CHAPTER}.ipynb", "reader.json")
     reader = json.loads((home / "reader.json").read_text())
-    assert f"attnlib {__version__} is installed: nothing to install" in reader[
-        "install"
-    ]
+    assert (
+        f"attnlib {__version__} is installed: nothing to install" in reader["install"]
+    )
     assert Site.requests == [f"/notebooks/{CHAPTER}.ipynb"], Site.requests
     assert reader["images"] >= 1 and reader["cells"] >= 3

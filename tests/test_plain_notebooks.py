@@ -209,10 +209,10 @@ def test_install_cell_never_installs_the_name_from_an_index():
     for src in (install_source("https://e.org/b", "https://e.org/r"), install_source()):
         calls = re.findall(r"pip\", \"install\", \"--quiet\", (.+)\]", src)
         assert calls == ['f"attnlib[all] @ {url}"'], calls  # a direct reference
-        assert "piplite.install(\"attnlib" not in src
+        assert 'piplite.install("attnlib' not in src
         assert "==" not in src.split("def _release")[0]  # no pinned index version
         assert "pip install '{WHEEL}[all]'" in src  # the error says what to do
-    assert "sys.platform == \"emscripten\"" in src and "piplite" in src
+    assert 'sys.platform == "emscripten"' in src and "piplite" in src
 
 
 RUN_CELL = """
