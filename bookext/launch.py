@@ -28,7 +28,11 @@ SERVICES = ("binderhub_url", "colab_url", "jupyterhub_url")
 def launch_config(app: Any, config: Any) -> None:
     """``config-inited``: keep the launch buttons only with a repository address."""
     options = dict(config.html_theme_options or {})
-    buttons = options.get("launch_buttons") or {}
+    buttons = dict(options.get("launch_buttons") or {})
+    # the JupyterLite link is bookext's (its site holds notebooks, not the .md)
+    buttons.pop("jupyterlite_url", None)
+    if "launch_buttons" in options:
+        options["launch_buttons"] = buttons
     if not options.get("repository_url"):
         if any(buttons.get(k) for k in SERVICES):
             logger.info(

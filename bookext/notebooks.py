@@ -268,6 +268,7 @@ def toc_pages(root: Path = ROOT) -> list[str]:
                 pages.append(entry["file"])
             walk(entry.get("sections", []))
 
+    walk(toc.get("chapters", []))  # a book without parts
     for part in toc.get("parts", []):
         walk(part.get("chapters", []))
     return pages
@@ -458,6 +459,12 @@ def build_finished(app: Any, exception: Exception | None) -> None:
             theirs.write_bytes(path.read_bytes())
 
 
+def lite_address(root: Path = ROOT) -> str:
+    """``launch_buttons.jupyterlite_url``: the JupyterLite site of ``make lite``
+    (``lite/lab/index.html`` in the built book), "" when it is not published."""
+    return ((_config(root).get("launch_buttons") or {}).get("jupyterlite_url")) or ""
+
+
 def add_links(
     app: Any, pagename: str, templatename: str, context: dict, doctree: Any
 ) -> None:
@@ -470,10 +477,16 @@ def add_links(
     name = source.stem
     reader = context["pathto"](f"{OUT}/{name}.ipynb", 1)
     student = context["pathto"](f"{OUT}/{name}-student.ipynb", 1)
+    lite = ""
+    lite_url = lite_address(Path(app.srcdir))
+    if lite_url:
+        if "://" not in lite_url:
+            lite_url = context["pathto"](lite_url, 1)
+        lite = f' · <a href="{lite_url}?path={name}.ipynb">run it in your browser</a>'
     links = (
         '<p class="attnlib-notebooks">Run this chapter: '
         f'<a href="{reader}" download>notebook with outputs</a> · '
-        f'<a href="{student}" download>student notebook (no solutions)</a> '
+        f'<a href="{student}" download>student notebook (no solutions)</a>{lite} '
         "(each installs attnlib when it runs where it is missing).</p>"
     )
     body = context["body"]

@@ -102,3 +102,32 @@ def test_colab_opens_reader_notebooks_of_github_repositories_only():
         == f"{colab}/github/o/r/blob/gh-pages/notebooks/a.ipynb"
     )
     assert colab_url("https://gitlab.com/o/r", "notebooks/a.ipynb", colab) is None
+
+
+def test_chapters_link_the_jupyterlite_site_when_it_is_published(tmp_path):
+    from types import SimpleNamespace
+
+    from bookext.notebooks import add_links
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    assert config["launch_buttons"]["jupyterlite_url"] == ""  # off by default
+    (tmp_path / "_toc.yml").write_text(
+        yaml.safe_dump({"root": "intro", "chapters": [{"file": "book/a"}]})
+    )
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "a.md").write_text(CHAPTER.format(name="a"))
+    app = SimpleNamespace(builder=SimpleNamespace(format="html"), srcdir=tmp_path)
+
+    def page(lite: str) -> str:
+        buttons = dict(config["launch_buttons"], jupyterlite_url=lite)
+        (tmp_path / "_config.yml").write_text(
+            yaml.safe_dump({"launch_buttons": buttons})
+        )
+        context = {"body": "<h1>A</h1>text", "pathto": lambda p, _: f"../{p}"}
+        add_links(app, "book/a", "page.html", context, None)
+        return context["body"]
+
+    off = page("")
+    assert 'href="../notebooks/a.ipynb"' in off and "in your browser" not in off
+    on = page("lite/lab/index.html")
+    assert '<a href="../lite/lab/index.html?path=a.ipynb">run it in your browser' in on
