@@ -163,6 +163,9 @@ def test_built_notebooks_are_plain_and_numbered(source):
     for name in (f"{source.stem}.ipynb", f"{source.stem}-student.ipynb"):
         nb = nbformat.read(BUILT / name, as_version=4)
         assert problems(nb) == [], name
+        # the wheel the first cell names is the one the site ships
+        wheel = re.search(r'^WHEEL = "(.+)"$', nb.cells[0].source, re.M).group(1)
+        assert (BUILT.parent / "_downloads" / wheel).is_file(), wheel
         text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
         if "{eq}" in source.read_text(encoding="utf-8"):
             assert re.search(r"\[\(\d+\.\d+\)\]\(", text), f"{name}: no numbered eq"
