@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import shutil
 import sys
 import zipfile
@@ -124,10 +125,14 @@ def check_release(out: Path, version: str = __version__) -> list[str]:
             if f'ATTNLIB = "{version}"' not in first:
                 problems.append(f"{name}: its install cell names another version")
     with zipfile.ZipFile(out / f"{NAME}-{version}-html.zip") as z:
-        index = z.read(f"{NAME}-{version}/index.html").decode()
-        if f"Version {version}" not in index:
-            problems.append("the site's footer names another version")
         site = z.namelist()
+        pages = [n for n in site if n.startswith(f"{NAME}-{version}/book/")]
+        shown = set()  # the versions that the pages' footers name
+        for name in (n for n in pages if n.endswith(".html")):
+            text = z.read(name).decode("utf-8", "replace")
+            shown |= set(re.findall(r"Version (\d+\.\d+\.\d+[^\s<]*?)\.\s", text))
+        if shown != {version}:
+            problems.append(f"the site's footers name {sorted(shown)}, not {version}")
         for shipped in (f"attnlib-{version}-py3-none-any.whl", "attnlib.json"):
             if f"{NAME}-{version}/_downloads/{shipped}" not in site:
                 problems.append(f"the site does not ship _downloads/{shipped}")

@@ -210,7 +210,10 @@ def test_make_release_files_have_one_version_and_checksums(dist, tmp_path):
 
     c = Config()
     _config_inited(None, c)
-    (html / "index.html").write_text(c.html_theme_options["extra_footer"])
+    # the site's index is a redirect; the pages carry the footer
+    (html / "index.html").write_text('<meta http-equiv="Refresh" content="0">')
+    (html / "book").mkdir()
+    (html / "book" / "intro.html").write_text(c.html_theme_options["extra_footer"])
 
     out = tmp_path / "release"
     files = collect(out, dist, html)
@@ -259,6 +262,10 @@ def test_make_release_files_have_one_version_and_checksums(dist, tmp_path):
     assert any("has no version 9.9.9" in p for p in wrong), wrong
     (out / f"{NAME}-{v}-notebooks.zip").unlink()
     assert any("notebooks.zip is missing" in p for p in check_release(out))
+    intro = html / "book" / "intro.html"
+    intro.write_text(intro.read_text().replace(f"Version {v}.", "Version 9.9.9."))
+    collect(out, dist, html)
+    assert [p for p in check_release(out) if "footers name ['9.9.9']" in p]
 
 
 @pytest.mark.slow
