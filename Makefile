@@ -137,7 +137,8 @@ dist: $(STAMP)
 # chapter in _build/html/notebooks; make book writes them at the end of every build
 # (bookext), this target rewrites them from the last build.
 # make pdf: the book as a PDF, _build/latex/book.pdf, offline, with Debian's TeX
-# (see the README: latexmk texlive-xetex texlive-latex-extra ...); its text is checked.
+# (see the README: latexmk texlive-xetex texlive-latex-extra ...); its text and
+# LaTeX's log are checked (no unresolved reference, no missing glyph).
 # make test-binder: every notebook executed in a fresh venv holding only what
 # binder/requirements.txt installs (about ten minutes; not part of CI).
 .PHONY: notebooks pdf test-binder
