@@ -155,3 +155,17 @@ def test_built_pdf():
     assert failures(pdf_text(PDF)) == []
     log = PDF.with_suffix(".log").read_text(encoding="utf-8", errors="replace")
     assert log_failures(log) == []
+
+
+def test_ci_and_the_release_install_the_readme_s_tex_packages():
+    # make pdf needs them all (DejaVu Sans Mono for the code, poppler for the check)
+    import re
+
+    root = PDF.parents[2]
+    readme = (root / "README.md").read_text()
+    listed = re.search(r"from Debian's\s+packages `([^`]*)`", readme).group(1).split()
+    assert "fonts-dejavu-extra" in listed and "texlive-xetex" in listed
+    ci = re.search(r'pdf_packages="([^"]*)"', (root / ".ci" / "run").read_text())
+    assert ci.group(1).split() == listed
+    release = (root / ".github" / "workflows" / "release.yml").read_text()
+    assert set(listed) <= set(release.replace("\\", " ").split())
