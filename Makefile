@@ -146,7 +146,8 @@ dist: $(STAMP)
 # chapter in _build/html/notebooks; make book writes them at the end of every build
 # (bookext), this target rewrites them from the last build.
 # make pdf: the book as a PDF, _build/latex/book.pdf, offline, with Debian's TeX
-# (see the README: latexmk texlive-xetex texlive-latex-extra ...); its text is checked.
+# (see the README: latexmk texlive-xetex texlive-latex-extra ...); its text and
+# LaTeX's log are checked (no unresolved reference, no missing glyph).
 # make test-binder: every notebook executed in a fresh venv holding only what
 # binder/requirements.txt installs (about ten minutes; not part of CI).
 .PHONY: notebooks pdf test-binder
@@ -161,3 +162,36 @@ pdf: $(STAMP) $(VENDOR) execution-cache
 test-binder: notebooks
 	$(RUN) MPLBACKEND=Agg ATTNLIB_TEST_BINDER=1 $(BIN)/python -m pytest \
 	  tests/test_notebooks.py -k binder -rs
+
+# ---------------------------------------------------------------------- publishing
+# make release: what a course downloads, in release/ (bookext/release.py): attnlib's
+# wheel and sdist (make dist, twine-checked), the site and the student edition as
+# zips, every notebook in one zip with the wheel beside them, the PDF when TeX is
+# installed (make pdf), SHA256SUMS; all of one version, checked at the end. It is
+# built from a clean tree: commit first. The README ("Publishing") says where each
+# file goes; .github/workflows/ does it on a tag.
+.PHONY: release clean-tree
+
+clean-tree:
+	@git diff --quiet HEAD || { echo "make release: the tree has uncommitted changes"; exit 1; }
+
+release: clean-tree dist book student $(if $(shell command -v latexmk),pdf)
+	$(BIN)/python -m bookext.release --out release
+
+# make lite: the notebooks in the browser, _build/html/lite (bookext/lite.py): a
+# JupyterLite site with the Pyodide kernel, every notebook and attnlib's wheel beside
+# them (the install cell takes it with piplite). It is built offline in its own
+# environment (_build/lite-env, pinned below); opening it loads Pyodide from its CDN.
+LITE_ENV  := _build/lite-env
+LITE_PINS := jupyterlite-core==0.8.6 jupyterlite-pyodide-kernel==0.8.6 jupyter_server==2.21.1
+.PHONY: lite
+
+$(LITE_ENV)/.installed:
+	$(PYTHON) -m venv $(LITE_ENV)
+	$(LITE_ENV)/bin/python -m pip install --quiet --disable-pip-version-check $(LITE_PINS)
+	touch $@
+
+lite: book $(LITE_ENV)/.installed
+	$(BIN)/python -m bookext.lite _build/html _build/lite-contents
+	cd _build && lite-env/bin/jupyter lite build --contents lite-contents \
+	  --output-dir html/lite

@@ -24,6 +24,7 @@ from attnlib._version import __version__
 
 from .apiref import escape_type_stars, link_citations, resolve_reexport, write_pages
 from .folding import FoldChecks
+from .launch import colab_link, launch_config
 from .latex import Appendices, DropSolutions, PlayerFrames, latex_macros
 from .notebooks import add_links, build_finished
 from .search import SearchEnglishFolded
@@ -42,13 +43,12 @@ def _config_inited(app: Any, config: Any) -> None:
     context = dict(config.html_context or {})
     context.setdefault("default_mode", "light")
     config.html_context = context
-    # launch buttons need the repository's address (the theme fails without it)
-    if not options.get("repository_url"):
-        options.pop("launch_buttons", None)
     footer = options.get("extra_footer")
     if footer:
         options["extra_footer"] = footer.replace("{release}", __version__)
     config.html_theme_options = options
+    # launch buttons need the repository's address (the theme fails without it)
+    launch_config(app, config)
 
 
 def _api_pages(app: Any, config: Any) -> None:
@@ -75,6 +75,7 @@ def setup(app: Any) -> dict:
     # after myst-nb (500) has added the page's scripts
     app.connect("html-page-context", externalise_frames, priority=900)
     app.connect("html-page-context", add_links)
+    app.connect("html-page-context", colab_link, priority=900)
     app.connect("build-finished", build_finished)
     app.add_transform(PlayerFrames)
     app.add_transform(FigureCaptions)

@@ -6,9 +6,11 @@
   the player. The static explorers of the widgets carry their PNG already, and
   progress bars print as one line (:mod:`bookext.static`).
 * :func:`latex_macros`: the macros of the HTML book's MathJax (``\\R``, ``\\S``)
-  defined in the LaTeX preamble.
+  defined in the LaTeX preamble, fonts with every glyph the book prints
+  (:data:`FONTS`), and no Python module index (its entries would point into the
+  library reference, which the PDF leaves out).
 * :class:`Appendices`: the parts after the chapters are appendices, so that the
-  chapters are numbered 1 to 5; the introduction is unnumbered front matter; the
+  chapters are numbered 1 to 6; the introduction is unnumbered front matter; the
   library reference is left out (it is a web reference).
 * :class:`DropSolutions`: for a LaTeX build, the exercises' solutions are left out:
   a reader of the PDF finds them in the HTML book and the notebooks.
@@ -110,20 +112,51 @@ CELL_FRAMES = r"""
 """
 
 
+#: Sphinx's XeLaTeX fonts (FreeFont) but for the code: FreeMono's oblique and bold
+#: have no ``⟨⟩`` (a docstring's inner product, printed in a code cell's italic
+#: comment font); DejaVu Sans Mono (Debian's fonts-dejavu-core and
+#: fonts-dejavu-extra) has every character the book prints in all four styles.
+#: unicode-math makes ``\setminus`` U+29F5, which Latin Modern Math lacks: it is
+#: LaTeX's binary backslash again, once unicode-math has set its symbols.
+FONTS = r"""
+\setmainfont{FreeSerif}[
+  Extension      = .otf,
+  UprightFont    = *,
+  ItalicFont     = *Italic,
+  BoldFont       = *Bold,
+  BoldItalicFont = *BoldItalic
+]
+\setsansfont{FreeSans}[
+  Extension      = .otf,
+  UprightFont    = *,
+  ItalicFont     = *Oblique,
+  BoldFont       = *Bold,
+  BoldItalicFont = *BoldOblique,
+]
+\setmonofont{DejaVu Sans Mono}[Scale = MatchLowercase]
+\AddToHook{begindocument/end}{\renewcommand{\setminus}{\mathbin{\backslash}}}
+"""
+
+
 def latex_macros(app: Any, config: Any) -> None:
     """``config-inited``: the PDF defines the macros the HTML book's MathJax has
-    (``_config.yml``, ``mathjax3_config.tex.macros``), one list for both."""
+    (``_config.yml``, ``mathjax3_config.tex.macros``), one list for both; it sets
+    its fonts (:data:`FONTS`, unless ``latex_elements`` names some) and has no
+    module index (the library reference, where its entries point, is left out:
+    :class:`Appendices`)."""
     macros = ((config.mathjax3_config or {}).get("tex") or {}).get("macros") or {}
     elements = dict(config.latex_elements or {})
     preamble = elements.get("preamble", "") + CELL_FRAMES
     elements["preamble"] = preamble + "\n" + macro_preamble(macros)
+    elements.setdefault("fontpkg", FONTS)
     config.latex_elements = elements
+    config.latex_domain_indices = False
 
 
 class Appendices(SphinxPostTransform):
     """In the PDF the parts after the chapters (coursework, library reference, back
     matter) are appendices, lettered A, B, ..., so that the chapters are numbered 1
-    to 5 and nothing else is. The introduction (the root page) comes before the
+    to 6 and nothing else is. The introduction (the root page) comes before the
     first part, unnumbered, as front matter.
 
     Runs after sphinx-jupyterbook-latex has turned the captions of ``_toc.yml`` into

@@ -13,10 +13,13 @@ without the solutions of the exercises.
 * ``<chapter>-student.ipynb``: the chapter without the ``{solution-start}`` ...
   ``{solution-end}`` blocks and without outputs.
 
-Their first markdown cell carries the book's TeX macros (``\\R``, ``\\S``) as MyST
-front matter, which jupyterlab-myst reads. Both start with a cell that installs
-``attnlib`` (with the plotting extras, at the version of the book) when it cannot be
-imported, so that a notebook runs on a hub, on Binder or on Colab on its own.
+Their markdown is plain CommonMark (:mod:`bookext.plainmd`): roles, directives and
+the book's TeX macros become links to the book's pages, bold theorem headings and
+expanded TeX, so that they read well in JupyterLab, Jupyter, Colab or a notebook
+viewer; in the reader's notebook the solutions fold (``<details>``, hidden code).
+Both start with a cell that makes attnlib importable (:func:`install_source`): from
+the wheel that the book's site ships (:mod:`bookext.downloads`, at the address
+``html.baseurl`` of ``_config.yml``), never by name from a package index.
 """
 
 from __future__ import annotations
@@ -30,8 +33,20 @@ from typing import Any
 
 import nbformat
 import yaml
+from dataclasses import dataclass
 
 from attnlib._version import __version__
+
+from .plainmd import Index, book_index, convert
+
+try:  # inside Sphinx: its logger (a warning would fail the -W build)
+    from sphinx.util import logging as _sphinx_logging
+
+    logger = _sphinx_logging.getLogger(__name__)
+except ImportError:  # pragma: no cover
+    import logging
+
+    logger = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = "notebooks"
@@ -40,21 +55,120 @@ FENCE = re.compile(r"^(`{3,}|:{3,})\{(solution-start|solution-end|solution)\}")
 END = re.compile(r"^(`{3,}|:{3,})\{solution-end\}")
 
 
-def install_source(repository: str | None = None) -> str:
-    """The first cell: install attnlib (``[all]``, this version) if it is missing."""
-    spec = f"attnlib[all]=={__version__}"
-    if repository:
-        spec = f"attnlib[all] @ git+{repository.rstrip('/')}@v{__version__}"
-    return (
-        "# Run this cell first: it installs attnlib, the library of the book, when it\n"
-        "# is missing (on Colab, Binder or a hub), and does nothing otherwise.\n"
-        "import importlib.util\n"
-        "import subprocess\n"
-        "import sys\n"
-        "\n"
-        'if importlib.util.find_spec("attnlib") is None:\n'
-        f'    subprocess.check_call([sys.executable, "-m", "pip", "install", '
-        f"{spec!r}])"
+WHEEL = "attnlib-{version}-py3-none-any.whl"
+SDIST = "attnlib-{version}.tar.gz"
+DOWNLOADS = "_downloads"
+
+INSTALL = """\
+# Run this cell first. It makes attnlib {version}, the library of the book, importable:
+# nothing happens where a compatible attnlib is installed; otherwise it installs the
+# wheel that the book's site ships (or a copy of it beside this notebook){repo_note}.
+# It never installs "attnlib" by name from a package index.
+BOOK_URL = {book_url!r}
+REPOSITORY = {repository!r}
+ATTNLIB = "{version}"
+WHEEL = "{wheel}"
+
+import importlib, re, subprocess, sys
+from pathlib import Path
+
+
+def _release(version):
+    m = re.match(r"(\\d+)\\.(\\d+)\\.(\\d+)(.*)", version)
+    if m is None:
+        return None
+    return tuple(int(x) for x in m.groups()[:3]), m.group(4)
+
+
+def _compatible(version):
+    # the same major.minor, not older than the book's (0.2.0: 0.2.x; not 0.3)
+    have, want = _release(version), _release(ATTNLIB)
+    if have is None or have[0][:2] != want[0][:2] or have[0] < want[0]:
+        return False
+    return have[0] > want[0] or not have[1] or have[1] == want[1]
+
+
+def _installed():
+    try:
+        import attnlib
+    except ImportError:
+        return None
+    return attnlib.__version__
+
+
+def _sources():
+    for folder in (Path.cwd(), Path.cwd().parent / "{downloads}"):
+        if (folder / WHEEL).is_file():
+            yield f"the copy beside this notebook ({{folder / WHEEL}})", folder / WHEEL
+    if BOOK_URL:
+        yield "the book's site", BOOK_URL.rstrip("/") + "/{downloads}/" + WHEEL
+    if REPOSITORY and sys.platform != "emscripten":
+        yield "the repository", "git+" + REPOSITORY.rstrip("/") + "@v" + ATTNLIB
+
+
+async def _install(where):
+    if sys.platform == "emscripten":  # JupyterLite (Pyodide): piplite, not pip
+        import piplite
+
+        local = isinstance(where, Path)
+        await piplite.install("emfs:" + str(where.resolve()) if local else where)
+        await piplite.install(["numpy", "scipy", "tqdm", "sympy", "matplotlib"])
+        return None
+    url = where.resolve().as_uri() if isinstance(where, Path) else where
+    r = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", f"attnlib[all] @ {{url}}"],
+        capture_output=True,
+        text=True,
+    )
+    return None if r.returncode == 0 else (r.stderr or r.stdout)[-800:]
+
+
+before = _installed()
+if before is not None and _compatible(before):
+    print(f"attnlib {{before}} is installed: nothing to install.")
+else:
+    tried = []
+    for what, where in _sources():
+        error = await _install(where)
+        if error is None:
+            importlib.invalidate_caches()
+            print(f"attnlib {{ATTNLIB}} installed from {{what}}: {{where}}")
+            break
+        tried.append(f"{{what}} ({{where}}): {{error.strip()}}")
+    else:
+        raise RuntimeError(
+            f"attnlib {{ATTNLIB}} is not installed here"
+            + (f" (this environment has {{before}})" if before else "")
+            + " and could not be installed"
+            + (":\\n" + "\\n".join(tried) if tried else "")
+            + f"\\nDownload {{WHEEL}} from the book's site (the folder {downloads}/"
+            + " beside its pages) into the folder of this notebook and run this cell"
+            + f" again, or install it yourself: pip install '{{WHEEL}}[all]'"
+        )
+    if before is not None:
+        print("Restart the kernel (an older attnlib is loaded), run this cell again.")
+"""
+
+
+def install_source(book_url: str | None = None, repository: str | None = None) -> str:
+    """The first cell of every notebook: make attnlib (this version) importable.
+
+    In order: nothing if a compatible attnlib (same major.minor, not older) imports;
+    else the wheel the book's site ships (:func:`write_downloads`), first a copy of
+    it beside the notebook (a downloaded release), then ``book_url``'s
+    ``_downloads/``; else the repository at the tag ``v<version>`` when
+    ``repository`` is set. In JupyterLite (Pyodide) it installs with piplite. It
+    never installs the name ``attnlib`` from a package index (anyone could publish
+    that name there), and when nothing works its error says what to download.
+    """
+    repo_note = ", or the repository at the release tag" if repository else ""
+    return INSTALL.format(
+        version=__version__,
+        wheel=WHEEL.format(version=__version__),
+        book_url=book_url or "",
+        repository=repository or "",
+        downloads=DOWNLOADS,
+        repo_note=repo_note,
     )
 
 
@@ -106,33 +220,129 @@ def _keep_output(output: dict) -> dict | None:
     return out
 
 
-def _first_cell(repository: str | None) -> Any:
-    cell = nbformat.v4.new_code_cell(install_source(repository))
+def _first_cell(settings: Settings) -> Any:
+    cell = nbformat.v4.new_code_cell(
+        install_source(settings.book_url, settings.repository)
+    )
     cell.metadata["tags"] = ["install-attnlib"]
     return cell
 
 
+def _config(root: Path) -> dict:
+    return yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+
+
 def macros(root: Path = ROOT) -> dict[str, str]:
     """The TeX macros of the book (``_config.yml``'s MathJax ``tex.macros``)."""
-    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
-    tex = config["sphinx"]["config"].get("mathjax3_config", {}).get("tex", {})
+    tex = _config(root)["sphinx"]["config"].get("mathjax3_config", {}).get("tex", {})
     return {f"\\{k}": v for k, v in (tex.get("macros") or {}).items()}
 
 
-def _frontmatter(nb: Any) -> None:
-    """The first markdown cell starts with the page's front matter, where
-    jupyterlab-myst reads the macros (``math:``) that the HTML book's MathJax has."""
-    defined = macros()
-    if not defined:
-        return
-    head = yaml.safe_dump({"math": defined}, allow_unicode=True, sort_keys=True)
+@dataclass
+class Settings:
+    """Where the notebooks find the book and the library (``_config.yml``)."""
+
+    book_url: str | None = None  # html.baseurl: the published book's address
+    repository: str | None = None  # repository.url
+    index: Index | None = None  # the book's labels (None: only the page's own)
+
+
+def settings(root: Path = ROOT, html: Path | None = None) -> Settings:
+    """The book's address and repository from ``_config.yml``, and the index of its
+    labels (numbered from the built pages in ``html`` when given)."""
+    config = _config(root)
+    book_url = (config.get("html") or {}).get("baseurl") or None
+    repository = (config.get("repository") or {}).get("url") or None
+    index = book_index(root, toc_pages(root), book_url or "", html)
+    return Settings(book_url, repository, index)
+
+
+def toc_pages(root: Path = ROOT) -> list[str]:
+    """The pages (docnames) that ``_toc.yml`` names one by one."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    pages = [toc["root"]]
+
+    def walk(entries: list) -> None:
+        for entry in entries or []:
+            if "file" in entry:
+                pages.append(entry["file"])
+            walk(entry.get("sections", []))
+
+    walk(toc.get("chapters", []))  # a book without parts
+    for part in toc.get("parts", []):
+        walk(part.get("chapters", []))
+    return pages
+
+
+def _solution_segments(text: str) -> list[tuple[str, str | None]]:
+    """A markdown cell cut at its ``{solution-start}``/``{solution-end}`` fences:
+    ``(text, label)`` pieces, ``label`` the exercise of the solution the piece is in
+    ("" when it is in one with no label, None outside). The state carries over from
+    the cell before through :data:`_STATE`."""
+    lines = text.splitlines()
+    pieces: list[tuple[str, str | None]] = []
+    current: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if m is None or m.group(2) == "solution":
+            current.append(lines[i])
+            i += 1
+            continue
+        pieces.append(("\n".join(current), _STATE["label"]))
+        current = []
+        if m.group(2) == "solution-start":
+            _STATE["label"] = lines[i][m.end() :].strip()
+        else:
+            _STATE["label"] = None
+        marker = m.group(1)
+        i += 1
+        while i < len(lines) and lines[i].strip() != marker:
+            i += 1
+        i += 1
+    pieces.append(("\n".join(current), _STATE["label"]))
+    return [(t, label) for t, label in pieces if t.strip()]
+
+
+_STATE: dict[str, str | None] = {"label": None}
+
+
+def _plain_cells(nb: Any, page: str, index: Index, reader: bool) -> None:
+    """Markdown cells in plain Markdown (:mod:`bookext.plainmd`); in the reader's
+    notebook the solutions fold: their text in ``<details>``, their code hidden
+    (``jupyter.source_hidden``), both tagged ``solution``."""
+    _STATE["label"] = None
+    cells = []
     for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            cell.source = f"---\n{head}---\n{cell.source}"
-            return
+        if cell.cell_type != "markdown":
+            if _STATE["label"] is not None and cell.cell_type == "code":
+                cell.metadata.setdefault("jupyter", {}).update(
+                    {"source_hidden": True, "outputs_hidden": True}
+                )
+                tags = cell.metadata.setdefault("tags", [])
+                if "solution" not in tags:
+                    tags.append("solution")
+            cells.append(cell)
+            continue
+        for text, label in _solution_segments(cell.source):
+            plain = convert(text, index, page)
+            new = nbformat.v4.new_markdown_cell(plain)
+            if label is not None:
+                target = index.targets.get(label)
+                of = f" to {target.text}" if target and target.text else ""
+                new.source = (
+                    f"<details><summary>Solution{of}</summary>\n\n{plain}\n\n</details>"
+                )
+                new.metadata["tags"] = ["solution"]
+            cells.append(new)
+    if _STATE["label"] is not None:
+        raise ValueError(f"{page}: a {{solution-start}} without its end")
+    if not reader:
+        assert all("solution" not in c.metadata.get("tags", []) for c in cells)
+    nb.cells = cells
 
 
-def _finish(nb: Any, repository: str | None) -> Any:
+def _finish(nb: Any, source: Path, config: Settings, reader: bool) -> Any:
     nb.metadata.pop("widgets", None)
     nb.metadata.pop("source_map", None)
     nb.metadata.pop("jupytext", None)
@@ -141,30 +351,38 @@ def _finish(nb: Any, repository: str | None) -> Any:
         "language": "python",
         "name": "python3",
     }
-    _frontmatter(nb)
-    nb.cells.insert(0, _first_cell(repository))
+    index = config.index or book_index(ROOT, toc_pages(ROOT), config.book_url or "")
+    page = f"{source.parent.name}/{source.stem}"
+    _plain_cells(nb, page, index, reader)
+    nb.cells.insert(0, _first_cell(config))
     nb.nbformat, nb.nbformat_minor = 4, 5
     for k, cell in enumerate(nb.cells):
-        cell.setdefault("id", f"cell-{k}")
+        cell["id"] = f"cell-{k}"
     nbformat.validate(nb)
     return nb
 
 
-def reader_notebook(source: Path, build: Path, repository: str | None = None) -> Any:
-    """The executed chapter (outputs of the build's execution cache)."""
+def reader_notebook(
+    source: Path, build: Path | None, config: Settings | None = None
+) -> Any:
+    """The executed chapter (outputs of the build's execution cache; without
+    ``build``, the chapter with no outputs)."""
     from jupyter_cache import get_cache
     from myst_nb.core.read import read_myst_markdown_notebook
 
     nb = read_myst_markdown_notebook(source.read_text(encoding="utf-8"), path=source)
-    _, merged = get_cache(str(build / ".jupyter_cache")).merge_match_into_notebook(nb)
+    merged = nb
+    if build is not None:
+        cache = get_cache(str(build / ".jupyter_cache"))
+        _, merged = cache.merge_match_into_notebook(nb)
     for cell in merged.cells:
         if cell.cell_type == "code":
             kept = [_keep_output(o) for o in cell.get("outputs", [])]
             cell.outputs = [o for o in kept if o is not None]
-    return _finish(merged, repository)
+    return _finish(merged, source, config or settings(), reader=True)
 
 
-def student_notebook(source: Path, repository: str | None = None) -> Any:
+def student_notebook(source: Path, config: Settings | None = None) -> Any:
     """The chapter without the solutions of its exercises, without outputs."""
     import jupytext
 
@@ -172,55 +390,79 @@ def student_notebook(source: Path, repository: str | None = None) -> Any:
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-    return _finish(nb, repository)
+    return _finish(nb, source, config or settings(), reader=False)
 
 
 def chapters(root: Path = ROOT) -> list[Path]:
     """The chapters (MyST notebooks) listed in ``_toc.yml``."""
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    files = [toc["root"]] + [
-        c["file"]
-        for part in toc.get("parts", [])
-        for c in part.get("chapters", [])
-        if "file" in c
-    ]
-    paths = [root / f"{f}.md" for f in files]
+    paths = [root / f"{f}.md" for f in toc_pages(root)]
     return [p for p in paths if p.exists() and "kernelspec" in p.read_text()[:600]]
 
 
 def repository_url(root: Path = ROOT) -> str | None:
-    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
-    return (config.get("repository") or {}).get("url") or None
+    return settings(root).repository
 
 
-def write_notebooks(root: Path, build: Path, html: Path) -> list[Path]:
-    """Write the reader and student notebooks of every chapter into ``html/OUT``."""
+def write_notebooks(
+    root: Path,
+    build: Path,
+    html: Path,
+    config: Settings | None = None,
+    only: list[str] | None = None,
+) -> list[Path]:
+    """Write the reader and student notebooks of every chapter (or of the chapters
+    named in ``only``) into ``html/OUT``."""
     out = html / OUT
     out.mkdir(parents=True, exist_ok=True)
-    url = repository_url(root)
+    config = config or settings(root, html)
     written = []
     for source in chapters(root):
+        if only is not None and source.stem not in only:
+            continue
         for path, nb in (
-            (out / f"{source.stem}.ipynb", reader_notebook(source, build, url)),
-            (out / f"{source.stem}-student.ipynb", student_notebook(source, url)),
+            (out / f"{source.stem}.ipynb", reader_notebook(source, build, config)),
+            (out / f"{source.stem}-student.ipynb", student_notebook(source, config)),
         ):
             nbformat.write(nb, path)
             written.append(path)
+        for problem in config.index.unresolved if config.index else []:
+            print(f"{source.name}: unresolved reference in the notebook: {problem}")
+        if config.index:
+            config.index.unresolved.clear()
     return written
 
 
 def build_finished(app: Any, exception: Exception | None) -> None:
-    """``build-finished`` (HTML): the notebooks beside the pages."""
+    """``build-finished`` (HTML): attnlib's wheel and sdist in ``_downloads`` and
+    the notebooks beside the pages."""
     if exception is not None or app.builder.format != "html":
         return
+    from .downloads import write_downloads
+
     root = Path(app.srcdir)
     html = Path(app.builder.outdir)
-    for path in write_notebooks(root, root / "_build", html):
+    # attnlib of this checkout: the student edition builds from a mirror of the
+    # book's pages that holds no library
+    write_downloads(ROOT, html)
+    config = settings(root, html)
+    if not config.book_url:
+        logger.info(
+            "bookext: html.baseurl is not set in _config.yml: the notebooks install "
+            "attnlib only from a wheel beside them%s",
+            " or from the repository" if config.repository else "",
+        )
+    for path in write_notebooks(root, root / "_build", html, config):
         # with launch buttons the theme offers _sources/<page>.ipynb for download,
         # a copy without the outputs of a cached build: offer the reader's instead
         theirs = html / "_sources" / "book" / path.name
         if theirs.exists():
             theirs.write_bytes(path.read_bytes())
+
+
+def lite_address(root: Path = ROOT) -> str:
+    """``launch_buttons.jupyterlite_url``: the JupyterLite site of ``make lite``
+    (``lite/lab/index.html`` in the built book), "" when it is not published."""
+    return ((_config(root).get("launch_buttons") or {}).get("jupyterlite_url")) or ""
 
 
 def add_links(
@@ -235,10 +477,16 @@ def add_links(
     name = source.stem
     reader = context["pathto"](f"{OUT}/{name}.ipynb", 1)
     student = context["pathto"](f"{OUT}/{name}-student.ipynb", 1)
+    lite = ""
+    lite_url = lite_address(Path(app.srcdir))
+    if lite_url:
+        if "://" not in lite_url:
+            lite_url = context["pathto"](lite_url, 1)
+        lite = f' · <a href="{lite_url}?path={name}.ipynb">run it in your browser</a>'
     links = (
         '<p class="attnlib-notebooks">Run this chapter: '
         f'<a href="{reader}" download>notebook with outputs</a> · '
-        f'<a href="{student}" download>student notebook (no solutions)</a> '
+        f'<a href="{student}" download>student notebook (no solutions)</a>{lite} '
         "(each installs attnlib when it runs where it is missing).</p>"
     )
     body = context["body"]
@@ -248,8 +496,11 @@ def add_links(
 
 
 def main(argv: list[str]) -> int:
+    from .downloads import write_downloads
+
     build = Path(argv[0]) if argv else ROOT / "_build"
-    written = write_notebooks(ROOT, build, build / "html")
+    written = write_downloads(ROOT, build / "html")
+    written += write_notebooks(ROOT, build, build / "html")
     print(json.dumps([str(p) for p in written], indent=1))
     return 0
 

@@ -8,9 +8,17 @@ the PDF with ``pdftotext`` (Debian's poppler-utils) and fails when
 * the chapters are not numbered 1 to 6 in order (Modelling, Clustering, the
   Gaussian case, the circle, energy extremisers, frontiers), the introduction being
   front matter;
-* the solutions of the exercises are printed.
+* the solutions of the exercises are printed;
 
-It prints the number of pages.
+and it reads the log of LaTeX's last run beside it (``book.log``), failing on
+
+* an unresolved reference (``Reference `...' on page N undefined``, a hyper
+  reference or citation likewise, or LaTeX's closing "There were undefined
+  references");
+* a missing glyph (``Missing character: There is no ... in font ...``: XeTeX
+  prints nothing in its place).
+
+It prints the number of pages, of unresolved references and of missing glyphs.
 """
 
 from __future__ import annotations
@@ -59,13 +67,63 @@ def failures(text: str) -> list[str]:
     return out
 
 
+#: TeX breaks the lines of its log after this many characters
+LOG_WIDTH = 79
+UNRESOLVED = re.compile(
+    r"(?:LaTeX|Package natbib) Warning: (?:Hyper reference|Reference|Citation) "
+    r"`(.*?)' on page \S+ undefined"
+)
+UNDEFINED = re.compile(r"Warning: There were undefined (?:references|citations)")
+MISSING = re.compile(r"Missing character: There is no (.*?) in font (.*?)!")
+
+
+def unwrap(log: str) -> str:
+    """The log with TeX's broken lines joined again."""
+    lines, held = [], ""
+    for line in log.split("\n"):
+        held += line
+        if len(line) != LOG_WIDTH:
+            lines.append(held)
+            held = ""
+    return "\n".join(lines + ([held] if held else []))
+
+
+def log_problems(log: str) -> tuple[list[str], list[str]]:
+    """The unresolved references and the missing glyphs of a LaTeX log."""
+    text = unwrap(log)
+    refs = UNRESOLVED.findall(text)
+    if not refs and UNDEFINED.search(text):
+        refs = ["(LaTeX: there were undefined references)"]
+    glyphs = [f"{char} in {font}" for char, font in MISSING.findall(text)]
+    return refs, glyphs
+
+
+def log_failures(log: str) -> list[str]:
+    """What is wrong according to the log of LaTeX's last run."""
+    refs, glyphs = log_problems(log)
+    return [f"unresolved reference {r}" for r in refs] + [
+        f"missing glyph: {g}" for g in glyphs
+    ]
+
+
 def main(argv: list[str]) -> int:
     pdf = Path(argv[0] if argv else "_build/latex/book.pdf")
     text = pdf_text(pdf)
     bad = failures(text)
+    log = pdf.with_suffix(".log")
+    if log.exists():
+        text = log.read_text(encoding="utf-8", errors="replace")
+        refs, glyphs = log_problems(text)
+        bad += log_failures(text)
+    else:
+        refs = glyphs = []
+        bad.append(f"no LaTeX log {log} beside the PDF")
     for f in bad:
         print("FAIL", f)
-    print(f"{pdf}: {pages(pdf)} pages, {'failed' if bad else 'passed'}")
+    print(
+        f"{pdf}: {pages(pdf)} pages, {len(refs)} unresolved references, "
+        f"{len(glyphs)} missing glyphs, {'failed' if bad else 'passed'}"
+    )
     return 1 if bad else 0
 
 

@@ -1,8 +1,9 @@
-"""The PDF book (``make pdf``): pictures instead of object texts, chapters 1-6.
+"""The PDF book (``make pdf``): pictures instead of object texts, chapters 1-6,
+every reference resolved and every glyph in its font.
 
-The check itself (:mod:`bookext.pdfcheck`) is tested on texts that have each defect;
-the built PDF is checked when ``make pdf`` has written it (``make pdf`` also runs
-the check, and is not part of CI: it needs Debian's TeX packages, see the README).
+The check itself (:mod:`bookext.pdfcheck`) is tested on texts and LaTeX logs that
+have each defect; the built PDF is checked when ``make pdf`` has written it (``make
+pdf`` also runs the check; CI runs it, with Debian's TeX packages, see the README).
 """
 
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bookext.latex import last_frame
-from bookext.pdfcheck import failures, pdf_text
+from bookext.pdfcheck import failures, log_failures, log_problems, pdf_text, unwrap
 
 PDF = Path(__file__).resolve().parents[1] / "_build" / "latex" / "book.pdf"
 GOOD = "\n".join(
@@ -90,7 +91,81 @@ def test_last_frame_of_a_player():
     assert last_frame("<p>no player</p>") is None
 
 
+# the end of a clean log of XeLaTeX's last run, with a line broken at 79 characters
+CLEAN_LOG = """\
+[248] [249] (./book.ind [250]) (./book.aux)
+Package rerunfilecheck Info: File `book.out' has not changed.
+(rerunfilecheck)             Checksum: 737A5E1DB8A14EA1B3524743D37D2EB2;17881.
+ )
+Output written on book.pdf (255 pages).
+"""
+# what XeLaTeX wrote for the references into the library reference and the glyphs
+# the fonts lacked, broken into lines of 79 characters as TeX does
+UNRESOLVED = """
+LaTeX Warning: Reference `book/api/generated/attnlib.angles:module-attnlib.angl
+es' on page 249 undefined on input line 18762.
+
+"""
+MISSING = """
+Missing character: There is no ⟨ (U+27E8) in font [FreeMonoOblique.otf]/OT:scri
+pt=latn;language=dflt;!
+"""
+
+
+def test_a_clean_log_passes():
+    assert log_failures(CLEAN_LOG) == []
+    assert log_problems(CLEAN_LOG) == ([], [])
+
+
+def test_a_log_with_an_unresolved_reference_fails():
+    bad = CLEAN_LOG + UNRESOLVED + "LaTeX Warning: There were undefined references.\n"
+    refs, glyphs = log_problems(bad)
+    assert refs == ["book/api/generated/attnlib.angles:module-attnlib.angles"]
+    assert glyphs == []
+    assert log_failures(bad) == [
+        "unresolved reference book/api/generated/attnlib.angles:module-attnlib.angles"
+    ]
+    # a citation, a hyper reference, or only LaTeX's closing summary fail too
+    cite = "\nLaTeX Warning: Citation `GLPR2025' on page 3 undefined on input line 9.\n"
+    assert log_failures(CLEAN_LOG + cite)
+    hyper = "\nLaTeX Warning: Hyper reference `book/circle::doc' on page 1 undefined\n"
+    assert log_failures(CLEAN_LOG + hyper)
+    assert log_failures(CLEAN_LOG + "LaTeX Warning: There were undefined references.")
+
+
+def test_a_log_with_a_missing_glyph_fails():
+    for bad in (
+        MISSING,
+        'Missing character: There is no ö ("F6) in font cmmi10!\n',
+    ):
+        refs, glyphs = log_problems(CLEAN_LOG + bad)
+        assert refs == [] and len(glyphs) == 1
+        assert log_failures(CLEAN_LOG + bad)[0].startswith("missing glyph: ")
+    assert "[FreeMonoOblique.otf]/OT:script=latn" in log_problems(MISSING)[1][0]
+
+
+def test_unwrap_joins_only_full_lines():
+    assert unwrap("a" * 79 + "\nbc\nd") == "a" * 79 + "bc\nd"
+    assert unwrap("a" * 78 + "\nbc") == "a" * 78 + "\nbc"
+
+
 def test_built_pdf():
     if not PDF.exists():
         pytest.skip("make pdf writes _build/latex/book.pdf")
     assert failures(pdf_text(PDF)) == []
+    log = PDF.with_suffix(".log").read_text(encoding="utf-8", errors="replace")
+    assert log_failures(log) == []
+
+
+def test_ci_and_the_release_install_the_readme_s_tex_packages():
+    # make pdf needs them all (DejaVu Sans Mono for the code, poppler for the check)
+    import re
+
+    root = PDF.parents[2]
+    readme = (root / "README.md").read_text()
+    listed = re.search(r"from Debian's\s+packages `([^`]*)`", readme).group(1).split()
+    assert "fonts-dejavu-extra" in listed and "texlive-xetex" in listed
+    ci = re.search(r'pdf_packages="([^"]*)"', (root / ".ci" / "run").read_text())
+    assert ci.group(1).split() == listed
+    release = (root / ".github" / "workflows" / "release.yml").read_text()
+    assert set(listed) <= set(release.replace("\\", " ").split())

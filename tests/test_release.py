@@ -10,6 +10,7 @@ index configured for pip (pip's cache serves repeated runs).
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import tarfile
@@ -183,3 +184,121 @@ def test_citation_cff_is_valid(tmp_path):
         timeout=300,
     )
     assert "valid" in r.stdout and "1.2.0" in r.stdout
+
+
+@pytest.mark.slow
+def test_make_release_files_have_one_version_and_checksums(dist, tmp_path):
+    """``bookext.release`` on ``make dist``'s files and a small site made by the
+    build's own code (the wheel in ``_downloads``, the notebooks of one chapter)."""
+    import json
+    import os
+
+    from bookext import _config_inited
+    from bookext.downloads import write_downloads
+    from bookext.notebooks import write_notebooks
+    from bookext.release import NAME, SUMS, check_release, collect
+
+    html = tmp_path / "html"
+    html.mkdir()
+    write_downloads(ROOT, html)
+    write_notebooks(ROOT, None, html, only=["open_problems"])
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+
+    class Config:
+        html_theme_options = {"extra_footer": config["html"]["extra_footer"]}
+        version = release = html_context = None
+
+    c = Config()
+    _config_inited(None, c)
+    # the site's index is a redirect; the pages carry the footer
+    (html / "index.html").write_text('<meta http-equiv="Refresh" content="0">')
+    (html / "book").mkdir()
+    (html / "book" / "intro.html").write_text(c.html_theme_options["extra_footer"])
+
+    out = tmp_path / "release"
+    files = collect(out, dist, html)
+    assert check_release(out) == []
+    v = __version__
+    assert sorted(p.name for p in files) == sorted(
+        [
+            f"attnlib-{v}-py3-none-any.whl",
+            f"attnlib-{v}.tar.gz",
+            f"{NAME}-{v}-html.zip",
+            f"{NAME}-{v}-notebooks.zip",
+            SUMS,
+        ]
+    )
+    r = subprocess.run(["sha256sum", "-c", SUMS], cwd=out, capture_output=True)
+    assert r.returncode == 0 and r.stdout.count(b": OK") == 4, r.stdout
+    # the unzipped notebooks' first cell finds the wheel beside them
+    folder = tmp_path / "unzipped"
+    with zipfile.ZipFile(out / f"{NAME}-{v}-notebooks.zip") as z:
+        z.extractall(folder)
+    nbdir = folder / f"{NAME}-{v}-notebooks"
+    assert sorted(p.name for p in nbdir.iterdir()) == sorted(
+        [f"attnlib-{v}-py3-none-any.whl", "open_problems.ipynb"]
+        + ["open_problems-student.ipynb"]
+    )
+    cell = "".join(
+        json.loads((nbdir / "open_problems.ipynb").read_text())["cells"][0]["source"]
+    )
+    namespace: dict = {}
+    exec(cell.split("\nbefore = _installed()")[0], namespace)
+    here = os.getcwd()
+    try:
+        os.chdir(nbdir)
+        first = next(namespace["_sources"]())
+    finally:
+        os.chdir(here)
+    assert first[1] == nbdir / f"attnlib-{v}-py3-none-any.whl"
+    wheel = out / f"attnlib-{v}-py3-none-any.whl"
+    assert (nbdir / wheel.name).read_bytes() == wheel.read_bytes()
+    # the check fails on a changed file, a wrong version, a missing piece
+    wheel.write_bytes(wheel.read_bytes() + b"\0")
+    assert any("checksum" in p for p in check_release(out))
+    wheel.write_bytes(wheel.read_bytes()[:-1])
+    assert check_release(out) == []
+    wrong = check_release(out, "9.9.9")
+    assert any("has no version 9.9.9" in p for p in wrong), wrong
+    (out / f"{NAME}-{v}-notebooks.zip").unlink()
+    assert any("notebooks.zip is missing" in p for p in check_release(out))
+    intro = html / "book" / "intro.html"
+    intro.write_text(intro.read_text().replace(f"Version {v}.", "Version 9.9.9."))
+    collect(out, dist, html)
+    assert [p for p in check_release(out) if "footers name ['9.9.9']" in p]
+
+
+@pytest.mark.slow
+def test_workflow_files_are_valid(tmp_path):
+    """``check-jsonschema`` with its built-in copy of the GitHub workflow schema
+    (SchemaStore's), in its own environment; the release publishes by trusted
+    publishing (no token) from a tag of the one version."""
+    workflows = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+    assert {p.name for p in workflows} == {"ci.yml", "release.yml"}
+    py = _venv(tmp_path / "venv")
+    _run([py, "-m", "pip", "install", "--quiet", "check-jsonschema==0.39.0"], tmp_path)
+    checker = tmp_path / "venv" / "bin" / "check-jsonschema"
+    r = _run(
+        [checker, "--builtin-schema", "vendor.github-workflows", *workflows],
+        tmp_path,
+        timeout=300,
+    )
+    assert "ok -- validation done" in r.stdout, r.stdout
+    bad = tmp_path / "bad.yml"
+    bad.write_text("on: push\njobs:\n  x:\n    runs-on: ubuntu-24.04\n    steps: 3\n")
+    r = subprocess.run(
+        [checker, "--builtin-schema", "vendor.github-workflows", bad],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode != 0, r.stdout  # the schema is really applied
+    release = yaml.safe_load((ROOT / ".github/workflows/release.yml").read_text())
+    assert release[True]["push"]["tags"] == ["v*"]  # YAML 1.1 reads "on" as True
+    pypi = release["jobs"]["pypi"]
+    assert pypi["permissions"] == {"id-token": "write"}
+    steps = [s.get("uses", "") for s in pypi["steps"]]
+    assert "pypa/gh-action-pypi-publish@release/v1" in steps
+    assert "password" not in json.dumps(pypi)
+    build = "\n".join(s.get("run", "") for s in release["jobs"]["build"]["steps"])
+    assert "make release" in build and '"$GITHUB_REF_NAME"' in build

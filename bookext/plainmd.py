@@ -1,0 +1,437 @@
+"""MyST Markdown as plain Markdown, for notebooks read outside the book.
+
+A chapter's markdown uses MyST: roles (``{cite}``, ``{eq}``, ``{prf:ref}``,
+``{ref}``, ``{doc}``, ``{math}``), directives (``{math}``, theorem-like blocks of
+sphinx-proof, ``{exercise}`` and ``{solution}`` of sphinx-exercise, admonitions,
+figures), targets ``(label)=`` and the book's TeX macros (``\\R``, ``\\S``). A plain
+Jupyter or Colab front end shows all of them as raw text. :func:`convert` rewrites
+them as CommonMark with inline HTML anchors and TeX that MathJax and KaTeX read:
+
+* a reference becomes a link to the book's page that holds its target, with the text
+  the HTML book shows for it (``Theorem 2.1``, ``(3.4)``) when :class:`Index` was
+  read from a built book, and the target's title otherwise;
+* a citation becomes ``(Author et al., 2024)`` linked to the book's references;
+* a theorem-like block becomes a paragraph that starts with its bold name and
+  number, a proof ends with ∎, a numbered equation carries ``\\tag{...}``;
+* the macros are expanded (``\\R`` -> ``\\mathbb{R}``).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+OPEN = re.compile(r"^(\s*)(`{3,}|:{3,})\{([\w:-]+)\}[ \t]*(.*)$")
+PLAIN_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+OPTION = re.compile(r"^:([\w-]+):[ \t]*(.*)$")
+ROLE = re.compile(r"\{([\w:-]+)\}`([^`]*)`")
+TARGET = re.compile(r"^\(([\w:.-]+)\)=\s*$")
+DOLLAR_LABEL = re.compile(r"^(\s*\$\$.*\$\$)\s*\(([\w:.-]+)\)\s*$")
+EXPLICIT = re.compile(r"^(.*?)\s*<([^<>]+)>$")
+
+PROOF_KINDS = {
+    "algorithm": "Algorithm",
+    "axiom": "Axiom",
+    "conjecture": "Conjecture",
+    "corollary": "Corollary",
+    "criterion": "Criterion",
+    "definition": "Definition",
+    "example": "Example",
+    "lemma": "Lemma",
+    "observation": "Observation",
+    "property": "Property",
+    "proposition": "Proposition",
+    "remark": "Remark",
+    "theorem": "Theorem",
+    "assumption": "Assumption",
+}
+ADMONITIONS = {
+    "note",
+    "tip",
+    "hint",
+    "important",
+    "warning",
+    "caution",
+    "attention",
+    "danger",
+    "error",
+    "seealso",
+}
+
+
+@dataclass
+class Target:
+    """Where a label points in the book: a page, an anchor, the text of a link."""
+
+    page: str  # docname, e.g. "book/modelling"
+    anchor: str  # "" for the page itself
+    text: str
+    number: str = ""  # "2.1" when read from the built book
+    word: str = ""  # "Theorem", "Exercise": the name a numbered reference shows
+
+
+@dataclass
+class Index:
+    """The book's labels, citations and pages, and where the notebooks link them."""
+
+    base_url: str = ""  # the book's address ("" -> links relative to notebooks/)
+    targets: dict[str, Target] = field(default_factory=dict)
+    citations: dict[str, tuple[str, str]] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)  # docname -> title
+    macros: dict[str, str] = field(default_factory=dict)  # "\\R" -> "\\mathbb{R}"
+    unresolved: list[str] = field(default_factory=list)
+
+    def url(self, page: str, anchor: str = "") -> str:
+        base = self.base_url.rstrip("/") + "/" if self.base_url else "../"
+        return f"{base}{page}.html" + (f"#{anchor}" if anchor else "")
+
+
+def expand_macros(text: str, macros: dict[str, str]) -> str:
+    """The book's TeX macros replaced by their definitions (``\\R`` but not
+    ``\\Rightarrow``; ``\\\\R`` is a line break and an R)."""
+    for name, value in macros.items():
+        pattern = re.compile(r"(?<!\\)" + re.escape(name) + r"(?![A-Za-z])")
+        text = pattern.sub(lambda _m, v=value: "{" + v + "}", text)
+    return text
+
+
+def _split_explicit(content: str) -> tuple[str | None, str]:
+    m = EXPLICIT.match(content.strip())
+    if m and m.group(1):
+        return m.group(1), m.group(2).strip()
+    return None, content.strip()
+
+
+def _cite(keys: str, index: Index, textual: bool) -> str:
+    parts = []
+    for key in (k.strip() for k in keys.split(",") if k.strip()):
+        authors, year = index.citations.get(key, (key, ""))
+        if key not in index.citations:
+            index.unresolved.append(f"cite:{key}")
+        label = f"{authors} ({year})" if textual else f"{authors}, {year}"
+        if not year:
+            label = authors
+        parts.append(f"[{label}]({index.url('book/references')})")
+    return "; ".join(parts) if textual else "(" + "; ".join(parts) + ")"
+
+
+def _ref(kind: str, content: str, index: Index, page: str) -> str:
+    text, label = _split_explicit(content)
+    if kind == "doc":
+        doc = label if "/" in label else f"{page.rsplit('/', 1)[0]}/{label}"
+        doc = doc.removesuffix(".md")
+        title = index.titles.get(doc)
+        if title is None:
+            index.unresolved.append(f"doc:{label}")
+        return f"[{text or title or label}]({index.url(doc)})"
+    target = index.targets.get(label)
+    if target is None:
+        index.unresolved.append(f"{kind}:{label}")
+        return text or label
+    shown = text or unlinked(convert_roles(target.text, index, target.page))
+    if kind == "eq":
+        shown = f"({target.number})" if target.number else text or "the equation"
+    return f"[{shown}]({index.url(target.page, target.anchor)})"
+
+
+def unlinked(text: str) -> str:
+    """Markdown links as their text (a link's text cannot hold another link)."""
+    return re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+
+
+ROLE_OR_CODE = re.compile(r"\{([\w:-]+)\}`([^`]*)`|(`+)")
+
+
+def convert_roles(text: str, index: Index, page: str) -> str:
+    """Every role of some prose; inline code (which may span lines) is left as it
+    is, roles in it included."""
+    out, pos = [], 0
+    while True:
+        m = ROLE_OR_CODE.search(text, pos)
+        if m is None:
+            out.append(text[pos:])
+            return "".join(out)
+        if m.group(3):  # a code span: to the next run of as many backticks
+            run = m.group(3)
+            close = re.compile(r"(?<!`)" + run + r"(?!`)").search(text, m.end())
+            end = close.end() if close else m.end()
+            out.append(text[pos:end])
+            pos = end
+            continue
+        out.append(text[pos : m.start()] + _role(m.group(1), m.group(2), index, page))
+        pos = m.end()
+
+
+def _role(name: str, content: str, index: Index, page: str) -> str:
+    if name in ("cite", "cite:p", "cite:ps"):
+        return _cite(content, index, textual=False)
+    if name in ("cite:t", "cite:ts"):
+        return _cite(content, index, textual=True)
+    if name in ("eq", "prf:ref", "ref", "numref", "doc", "ref:exercise"):
+        return _ref(name, content, index, page)
+    if name == "math":
+        return f"${content}$"
+    if name in ("sub", "sup"):
+        return f"<{name}>{html.escape(content)}</{name}>"
+    if name in ("code", "kbd", "file", "command", "program", "samp"):
+        return f"`{content}`"
+    if name not in ("abbr", "term", "dfn", "guilabel", "menuselection", "index"):
+        index.unresolved.append(f"role {name}:{content}")
+    return content
+
+
+def _options(lines: list[str]) -> tuple[dict[str, str], list[str]]:
+    options: dict[str, str] = {}
+    i = 0
+    while i < len(lines):
+        m = OPTION.match(lines[i])
+        if not m:
+            break
+        options[m.group(1)] = m.group(2).strip()
+        i += 1
+    return options, lines[i:]
+
+
+def _close(lines: list[str], start: int, marker: str) -> int:
+    """The index of the line that closes the directive opened with ``marker``."""
+    depth = 0
+    for j in range(start, len(lines)):
+        m = OPEN.match(lines[j])
+        if m and m.group(2) == marker:
+            depth += 1
+        elif lines[j].strip() == marker:
+            if depth == 0:
+                return j
+            depth -= 1
+    raise ValueError(f"a directive opened with {marker!r} is never closed")
+
+
+def _anchor(label: str | None) -> str:
+    return f'<a id="{html.escape(label)}"></a>' if label else ""
+
+
+def _math(body: str, label: str | None, index: Index) -> str:
+    body = "\n".join(line for line in body.strip().splitlines() if line.strip())
+    tag = ""
+    if label and label in index.targets and index.targets[label].number:
+        tag = f" \\tag{{{index.targets[label].number}}}"
+    anchor = _anchor(f"equation-{label}" if label else None)
+    head = f"{anchor}\n\n" if anchor else ""
+    return f"{head}$$\n{body}{tag}\n$$"
+
+
+def _directive(
+    name: str, arg: str, options: dict[str, str], body: str, index: Index, page: str
+) -> str:
+    label = options.get("label")
+    inner = convert(body, index, page, macros=False).strip()
+    if name == "math":
+        return _math(body, label, index)
+    kind = name.removeprefix("prf:")
+    if name.startswith("prf:") and kind == "proof":
+        return f'*Proof.* {inner}\n\n<p align="right">∎</p>'
+    if name.startswith("prf:") or name == "exercise":
+        word = "Exercise" if name == "exercise" else PROOF_KINDS.get(kind, kind.title())
+        target = index.targets.get(label or "")
+        number = f" {target.number}" if target and target.number else ""
+        title = f" ({convert_roles(arg, index, page)})" if arg else ""
+        return f"{_anchor(label)}**{word}{number}{title}.** {inner}"
+    if name in ("solution", "solution-start"):
+        return f"<details><summary>Solution</summary>\n\n{inner}\n\n</details>"
+    if name in ("figure", "image"):
+        alt = options.get("alt", "")
+        src = arg.strip()
+        if not re.match(r"[a-z]+://", src):
+            src = index.url(f"{page.rsplit('/', 1)[0]}/{src}").removesuffix(".html")
+        img = f"![{alt}]({src})"
+        return f"{_anchor(label)}{img}\n\n{inner}" if inner else _anchor(label) + img
+    if name == "admonition" or name in ADMONITIONS:
+        title = convert_roles(arg, index, page) if arg else name.title()
+        if name == "seealso":
+            title = "See also"
+        return f"**{title}.** {inner}"
+    if name in ("code-block", "code", "sourcecode"):
+        return f"```{arg}\n{body.strip()}\n```"
+    # any other directive: its title and body as prose
+    title = f"**{convert_roles(arg, index, page)}.** " if arg else ""
+    return f"{_anchor(label)}{title}{inner}"
+
+
+def convert(text: str, index: Index, page: str, macros: bool = True) -> str:
+    """One markdown cell of a chapter (``page``, e.g. ``book/modelling``) as plain
+    Markdown. Fenced code that is not a directive is left as it is."""
+    lines = text.splitlines()
+    if lines and lines[0].strip() == "---":  # front matter: nothing for a reader
+        end = next((k for k in range(1, len(lines)) if lines[k].strip() == "---"), None)
+        if end is not None:
+            lines = lines[end + 1 :]
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = OPEN.match(line)
+        if m:
+            marker, name, arg = m.group(2), m.group(3), m.group(4).strip()
+            j = _close(lines, i + 1, marker)
+            options, body = _options(lines[i + 1 : j])
+            block = _directive(name, arg, options, "\n".join(body), index, page)
+            out.extend(["", *block.splitlines(), ""])
+            i = j + 1
+            continue
+        fence = PLAIN_FENCE.match(line)
+        if fence:
+            tick = fence.group(1)
+            j = i + 1
+            while j < len(lines) and not lines[j].strip().startswith(tick):
+                j += 1
+            out.extend(lines[i : j + 1])
+            i = j + 1
+            continue
+        t = TARGET.match(line)
+        if t:
+            out.append(_anchor(t.group(1)))
+            i += 1
+            continue
+        d = DOLLAR_LABEL.match(line)
+        if d:
+            label = d.group(2)
+            number = index.targets.get(label, Target("", "", "")).number
+            math = d.group(1).rstrip()
+            if number:
+                math = math[:-2] + f" \\tag{{{number}}}$$"
+            out.extend([_anchor(f"equation-{label}"), "", math])
+            i += 1
+            continue
+        prose = [line]
+        i += 1
+        while i < len(lines) and not (
+            OPEN.match(lines[i])
+            or PLAIN_FENCE.match(lines[i])
+            or TARGET.match(lines[i])
+            or DOLLAR_LABEL.match(lines[i])
+        ):
+            prose.append(lines[i])
+            i += 1
+        out.extend(convert_roles("\n".join(prose), index, page).split("\n"))
+    result = "\n".join(out)
+    result = re.sub(r"\n{3,}", "\n\n", result).strip("\n")
+    if macros:
+        result = expand_macros(result, index.macros)
+    return result
+
+
+# ---------------------------------------------------------------------- the index
+SOURCE_LABEL = re.compile(r"^:label:\s*(\S+)")
+
+
+def _title(path: Path) -> str:
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return path.stem
+
+
+def _citations(bib: Path) -> dict[str, tuple[str, str]]:
+    """``key -> ("Geshkovski et al.", "2023")`` from the book's BibTeX file."""
+    from pybtex.database import parse_file
+
+    out = {}
+    for key, entry in parse_file(str(bib)).entries.items():
+        people = entry.persons.get("author") or entry.persons.get("editor") or []
+        last = [" ".join(p.last_names) for p in people]
+        last = [re.sub(r"[{}]", "", n) for n in last]
+        if not last:
+            names = re.sub(r"[{}]", "", entry.fields.get("title", key))[:40]
+        elif len(last) == 1:
+            names = last[0]
+        elif len(last) == 2:
+            names = f"{last[0]} and {last[1]}"
+        else:
+            names = f"{last[0]} et al."
+        out[key] = (names, entry.fields.get("year", ""))
+    return out
+
+
+def _source_targets(path: Path, page: str) -> dict[str, Target]:
+    """Labels of one MyST page with the text a reader can follow without numbers."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found: dict[str, Target] = {}
+    for k, line in enumerate(lines):
+        m = OPEN.match(line)
+        if m:
+            name, arg = m.group(3), m.group(4).strip()
+            opts, _ = _options(lines[k + 1 : k + 12])
+            label = opts.get("label")
+            if not label:
+                continue
+            if name == "math":
+                found[label] = Target(page, f"equation-{label}", "")
+            else:
+                kind = name.removeprefix("prf:")
+                word = (
+                    "Exercise"
+                    if name == "exercise"
+                    else PROOF_KINDS.get(kind, kind.title())
+                )
+                found[label] = Target(page, label, arg or word, word=word)
+        t = TARGET.match(line)
+        if t:
+            heading = next(
+                (x.lstrip("#").strip() for x in lines[k + 1 : k + 4] if x.strip()), ""
+            )
+            found[t.group(1)] = Target(page, t.group(1), heading or t.group(1))
+        d = DOLLAR_LABEL.match(line)
+        if d:
+            found[d.group(2)] = Target(page, f"equation-{d.group(2)}", "")
+    return found
+
+
+CAPTION = re.compile(
+    r'id="(?P<id>[^"]+)"[^>]*>\s*(?:<p class="admonition-title">\s*)?'
+    r'<span class="caption-number">(?P<text>[^<]+?)\s*</span>'
+)
+EQNO = re.compile(
+    r'<span class="eqno">\((?P<num>[^)]+)\)<a class="headerlink" '
+    r'href="#(?P<id>[^"]+)"'
+)
+
+
+def _html_numbers(page_html: str) -> dict[str, str]:
+    """anchor -> number shown on a built page (``Theorem 2.1`` -> ``2.1``)."""
+    numbers = {}
+    for m in CAPTION.finditer(page_html):
+        numbers[m.group("id")] = m.group("text").split()[-1]
+    for m in EQNO.finditer(page_html):
+        numbers[m.group("id")] = m.group("num")
+    return numbers
+
+
+def book_index(
+    root: Path, pages: list[str], base_url: str = "", html_dir: Path | None = None
+) -> Index:
+    """The index of the book's pages (docnames), numbered from the built HTML when
+    ``html_dir`` holds it."""
+    from .notebooks import macros
+
+    index = Index(base_url=base_url, macros=macros(root))
+    bib = root / "book" / "references.bib"
+    if bib.exists():
+        index.citations = _citations(bib)
+    for page in pages:
+        path = root / f"{page}.md"
+        if not path.exists():
+            continue
+        index.titles[page] = _title(path)
+        targets = _source_targets(path, page)
+        built = html_dir / f"{page}.html" if html_dir is not None else None
+        if built is not None and built.exists():
+            numbers = _html_numbers(built.read_text(encoding="utf-8"))
+            for target in targets.values():
+                number = numbers.get(target.anchor, "")
+                target.number = number
+                if number and target.word:
+                    target.text = f"{target.word} {number}"
+        index.targets.update(targets)
+    return index

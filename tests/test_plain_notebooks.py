@@ -1,0 +1,320 @@
+"""The chapters' notebooks read well in any Jupyter front end, and their first cell
+installs attnlib only from what the book publishes itself.
+
+* Every reader and student notebook (made from the sources here; after ``make book``
+  also the built ones) is rendered with a plain CommonMark renderer (markdown-it-py,
+  no MyST plugin): no role, no directive fence, no raw front matter and no macro of
+  the book (``\\R``, ``\\S``) is left; references are links to the book's pages.
+* The reader's solutions fold (``<details>``, hidden code, tag ``solution``); the
+  student notebook has none.
+* The install cell: its version rule, its order of sources, and that it never
+  installs the name ``attnlib`` from a package index.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from markdown_it import MarkdownIt
+
+from bookext import plainmd
+from bookext.notebooks import (
+    ROOT,
+    chapters,
+    install_source,
+    reader_notebook,
+    settings,
+    student_notebook,
+)
+
+CHAPTERS = chapters(ROOT)
+BUILT = ROOT / "_build" / "html" / "notebooks"
+CONFIG = settings(ROOT)
+RENDER = MarkdownIt("commonmark")
+ROLE_LEFT = re.compile(r"\{[\w:-]+\}(`|<code>)")
+FENCE_LEFT = re.compile(r"language-\{|^\s*(`{3,}|:{3,})\{", re.M)
+MATH = re.compile(r"\$\$(.+?)\$\$|\$([^$\n]+?)\$", re.S)
+assert CONFIG.index.macros, "the book's TeX macros (_config.yml)"
+MACRO_LEFT = re.compile(
+    r"(?<!\\)(" + "|".join(map(re.escape, CONFIG.index.macros)) + r")(?![A-Za-z])"
+)
+
+
+def problems(nb) -> list[str]:
+    """What a plain CommonMark renderer shows raw in a notebook's markdown."""
+    found = []
+    for k, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        rendered = RENDER.render(cell.source)
+        where = f"cell {k}: {cell.source[:60]!r}"
+        if ROLE_LEFT.search(rendered):
+            found.append(f"role left in {where}")
+        if FENCE_LEFT.search(rendered) or FENCE_LEFT.search(cell.source):
+            found.append(f"directive left in {where}")
+        if cell.source.lstrip().startswith("---") or rendered.startswith("<hr />"):
+            found.append(f"front matter left in {where}")
+        if re.search(r"^\([\w:.-]+\)=\s*$", cell.source, re.M):
+            found.append(f"target left in {where}")
+        for m in MATH.finditer(cell.source):
+            if MACRO_LEFT.search(m.group(0)):
+                found.append(f"undefined macro in {where}: {m.group(0)[:60]!r}")
+    return found
+
+
+def notebooks():
+    for source in CHAPTERS:
+        yield f"{source.stem}-reader", reader_notebook(source, None, CONFIG)
+        yield f"{source.stem}-student", student_notebook(source, CONFIG)
+
+
+NOTEBOOKS = dict(notebooks())
+
+
+def test_the_checker_sees_myst():
+    """The check itself: raw MyST is found (else every notebook would pass)."""
+    nb = nbformat.v4.new_notebook()
+    for bad in (
+        "See {cite}`GLPR2023`.",
+        "```{prf:theorem} T\n:label: x\nbody\n```",
+        ":::{prf:proof}\nbody\n:::",
+        "---\nmath:\n  \\R: x\n---\n# Title",
+        "(some-label)=\n# Title",
+        "A point of $\\S^{d-1}$.",
+    ):
+        nb.cells = [nbformat.v4.new_markdown_cell(bad)]
+        assert problems(nb), bad
+    nb.cells = [nbformat.v4.new_markdown_cell("$\\Rightarrow \\mathbb{S}^2$ `{x}`")]
+    assert problems(nb) == []
+
+
+@pytest.mark.parametrize("name", sorted(NOTEBOOKS))
+def test_notebook_markdown_is_plain_commonmark(name):
+    nb = NOTEBOOKS[name]
+    assert problems(nb) == []
+    assert CONFIG.index.unresolved == [], CONFIG.index.unresolved
+
+
+def test_references_become_links_to_the_books_pages():
+    nb = NOTEBOOKS["modelling-reader"]
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "](../book/modelling.html#equation-mod-sa)" in text  # {eq}
+    assert "](../book/modelling.html#mod-thm-exist)" in text  # {prf:ref}
+    assert re.search(r"\[[A-Z][^\]]+, \d{4}\]\(\.\./book/references\.html\)", text)
+    assert '<a id="mod-thm-exist"></a>**Theorem' in text
+    assert "{\\mathbb{R}}" in text and "\\R" not in text.replace("\\Rightarrow", "")
+    # with the book's address, links are absolute
+    index = plainmd.book_index(ROOT, ["book/modelling"], "https://example.org/b/")
+    out = plainmd.convert("see {eq}`mod-sa`", index, "book/modelling")
+    assert "(https://example.org/b/book/modelling.html#equation-mod-sa)" in out
+
+
+def test_numbers_come_from_the_built_pages(tmp_path):
+    page = tmp_path / "book" / "modelling.html"
+    page.parent.mkdir()
+    page.write_text(
+        '<div class="proof theorem admonition" id="mod-thm-exist">\n'
+        '<p class="admonition-title"><span class="caption-number">Theorem 1.1 </span>'
+        '<span class="eqno">(1.3)<a class="headerlink" href="#equation-mod-sa" x>'
+    )
+    index = plainmd.book_index(ROOT, ["book/modelling"], "", tmp_path)
+    out = plainmd.convert(
+        "{prf:ref}`mod-thm-exist` and {eq}`mod-sa`\n\n"
+        "```{math}\n:label: mod-sa\nx\n```",
+        index,
+        "book/modelling",
+    )
+    assert "[Theorem 1.1](../book/modelling.html#mod-thm-exist)" in out
+    assert "[(1.3)](../book/modelling.html#equation-mod-sa)" in out
+    assert "x \\tag{1.3}" in out
+
+
+@pytest.mark.parametrize("source", CHAPTERS, ids=lambda p: p.stem)
+def test_solutions_fold_in_the_reader_and_are_absent_for_students(source):
+    text = source.read_text(encoding="utf-8")
+    n = text.count("{solution-start}")
+    reader = NOTEBOOKS[f"{source.stem}-reader"]
+    student = NOTEBOOKS[f"{source.stem}-student"]
+    folded = [c for c in reader.cells if "solution" in c.metadata.get("tags", [])]
+    if n == 0:
+        assert not folded
+        return
+    md = [c for c in folded if c.cell_type == "markdown"]
+    code = [c for c in folded if c.cell_type == "code"]
+    assert len(md) >= n and code, (len(md), len(code))
+    for cell in md:
+        assert cell.source.startswith("<details><summary>Solution to Exercise")
+        assert cell.source.endswith("</details>")
+    for cell in code:
+        assert cell.metadata["jupyter"]["source_hidden"] is True
+    assert not any("solution" in c.metadata.get("tags", []) for c in student.cells)
+    assert "<details>" not in "\n".join(c.source for c in student.cells)
+    # every code cell of a solution is in the reader's, none in the student's
+    solution_code = {c.source for c in code}
+    assert not solution_code & {c.source for c in student.cells}
+
+
+@pytest.mark.skipif(not BUILT.exists(), reason="make book writes the notebooks")
+@pytest.mark.parametrize("source", CHAPTERS, ids=lambda p: p.stem)
+def test_built_notebooks_are_plain_and_numbered(source):
+    for name in (f"{source.stem}.ipynb", f"{source.stem}-student.ipynb"):
+        nb = nbformat.read(BUILT / name, as_version=4)
+        assert problems(nb) == [], name
+        # the wheel the first cell names is the one the site ships
+        wheel = re.search(r'^WHEEL = "(.+)"$', nb.cells[0].source, re.M).group(1)
+        assert (BUILT.parent / "_downloads" / wheel).is_file(), wheel
+        text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        if "{eq}" in source.read_text(encoding="utf-8"):
+            assert re.search(r"\[\(\d+\.\d+\)\]\(", text), f"{name}: no numbered eq"
+            assert "[the equation](" not in text, name
+
+
+# ---------------------------------------------------------------------- install cell
+def _functions(src: str) -> dict:
+    """The install cell's helpers, without running its last part."""
+    namespace: dict = {}
+    exec(src.split("\nbefore = _installed()")[0], namespace)
+    return namespace
+
+
+def test_install_cell_accepts_compatible_versions_only():
+    ns = _functions(install_source("https://example.org/book/"))
+    ns["ATTNLIB"] = "0.2.0"
+    ok = ns["_compatible"]
+    assert ok("0.2.0") and ok("0.2.7")
+    assert not ok("0.1.9") and not ok("0.3.0") and not ok("1.2.0")
+    assert not ok("0.2.0rc1") and not ok("0.2.0.dev3") and not ok("unknown")
+
+
+def test_install_cell_sources_in_order(tmp_path, monkeypatch):
+    from attnlib._version import __version__
+
+    wheel = f"attnlib-{__version__}-py3-none-any.whl"
+    src = install_source("https://example.org/book", "https://example.org/repo.git")
+    ns = _functions(src)
+    monkeypatch.chdir(tmp_path)
+    found = [where for _, where in ns["_sources"]()]
+    assert found == [
+        f"https://example.org/book/_downloads/{wheel}",
+        f"git+https://example.org/repo.git@v{__version__}",
+    ]
+    (tmp_path / wheel).write_bytes(b"")  # a copy beside the notebook comes first
+    assert [w for _, w in ns["_sources"]()][0] == tmp_path / wheel
+    none = _functions(install_source(None, None))
+    (tmp_path / wheel).unlink()
+    assert list(none["_sources"]()) == []
+
+
+def test_install_cell_never_installs_the_name_from_an_index():
+    for src in (install_source("https://e.org/b", "https://e.org/r"), install_source()):
+        calls = re.findall(r"pip\", \"install\", \"--quiet\", (.+)\]", src)
+        assert calls == ['f"attnlib[all] @ {url}"'], calls  # a direct reference
+        assert 'piplite.install("attnlib' not in src
+        assert "==" not in src.split("def _release")[0]  # no pinned index version
+        assert "pip install '{WHEEL}[all]'" in src  # the error says what to do
+    assert 'sys.platform == "emscripten"' in src and "piplite" in src
+
+
+RUN_CELL = """
+import sys
+sys.modules["attnlib"] = None  # attnlib cannot be imported here
+from IPython.core.interactiveshell import InteractiveShell
+result = InteractiveShell.instance().run_cell(open(sys.argv[1]).read())
+error = result.error_in_exec
+print("ERROR", type(error).__name__, error)
+"""
+
+
+def test_install_cell_error_says_what_to_do(tmp_path):
+    """With nowhere to install from, the cell (run by IPython, as a kernel runs it)
+    fails with instructions."""
+    import subprocess
+    import sys
+
+    (tmp_path / "cell.py").write_text(install_source(None, None))
+    (tmp_path / "run.py").write_text(RUN_CELL)
+    r = subprocess.run(
+        [sys.executable, "run.py", "cell.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    out = r.stdout.split("ERROR", 1)[-1]
+    assert out.startswith(" RuntimeError attnlib"), r.stdout[-2000:] + r.stderr
+    assert "could not be installed" in out and "Download attnlib-" in out
+    assert "pip install 'attnlib-" in out
+
+
+def test_notebooks_carry_the_books_address_from_the_config(tmp_path):
+    src = install_source(CONFIG.book_url, CONFIG.repository)
+    assert f"BOOK_URL = {CONFIG.book_url or ''!r}" in src
+    nb = NOTEBOOKS["modelling-student"]
+    assert nb.cells[0].source == src
+    assert nb.cells[0].metadata["tags"] == ["install-attnlib"]
+    assert Path(ROOT / "_config.yml").read_text().count("baseurl:") == 1
+
+
+PYODIDE = """
+import sys, types
+sys.modules["attnlib"] = None  # not installed in the browser yet
+calls = []
+async def install(what):
+    calls.append(what)
+sys.modules["piplite"] = types.SimpleNamespace(install=install)
+import subprocess
+def no_pip(*a, **k):
+    raise AssertionError("pip in Pyodide")
+subprocess.run = no_pip
+sys.platform = "emscripten"
+from IPython.core.interactiveshell import InteractiveShell
+result = InteractiveShell.instance().run_cell(open(sys.argv[1]).read())
+print("CALLS", calls, "ERROR", repr(result.error_in_exec))
+"""
+
+
+def test_install_cell_uses_piplite_in_jupyterlite(tmp_path):
+    """In Pyodide (``sys.platform == "emscripten"``) the cell installs the wheel
+    beside the notebook with piplite, then the dependencies; it never runs pip."""
+    import subprocess
+    import sys
+
+    from attnlib._version import __version__
+
+    wheel = f"attnlib-{__version__}-py3-none-any.whl"
+    (tmp_path / wheel).write_bytes(b"")
+    (tmp_path / "cell.py").write_text(install_source("https://example.org/b", None))
+    (tmp_path / "run.py").write_text(PYODIDE)
+    r = subprocess.run(
+        [sys.executable, "run.py", "cell.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    out = r.stdout.split("CALLS", 1)[-1]
+    assert f"'emfs:{tmp_path / wheel}'" in out, r.stdout[-2000:] + r.stderr
+    assert "'numpy', 'scipy'" in out and "ERROR None" in out, out
+    assert "example.org" not in out  # the copy beside the notebook comes first
+
+
+def test_lite_contents_are_the_notebooks_and_the_pure_python_wheel(tmp_path):
+    from attnlib._version import __version__
+    from bookext.lite import contents
+
+    html = tmp_path / "html"
+    (html / "notebooks").mkdir(parents=True)
+    (html / "_downloads").mkdir()
+    wheel = f"attnlib-{__version__}-py3-none-any.whl"
+    (html / "_downloads" / wheel).write_bytes(b"wheel")
+    for name in ("a.ipynb", "a-student.ipynb"):
+        (html / "notebooks" / name).write_text("{}")
+    files = contents(html, tmp_path / "lite")
+    names = sorted(p.name for p in files)
+    assert names == sorted(["a.ipynb", "a-student.ipynb", wheel])
+    (html / "_downloads" / wheel).unlink()
+    with pytest.raises(FileNotFoundError, match="make book"):
+        contents(html, tmp_path / "lite")
