@@ -226,7 +226,8 @@ class CausalModel:
 
     def stable_step(self) -> float:
         """The [GLPR] stable USA step of the largest ``beta``
-        (:func:`attnlib.integrate.glpr_usa_step`), for ``simulate(..., step_rule="glpr")``."""
+        (:func:`attnlib.integrate.glpr_usa_step`), for
+        ``simulate(..., step_rule="glpr")``."""
         return glpr_usa_step(float(np.max(self.beta)))
 
     def velocity(self, X: Any) -> np.ndarray:
