@@ -4,6 +4,20 @@ from __future__ import annotations
 
 import re
 
+#: The jupytext front matter of a MyST text notebook run by the python3 kernel, as
+#: every chapter of the book starts (for the tests that build small books).
+MYST_HEADER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
+
 _FRAME = re.compile(r'frames\[\d+\] = "data:image/')
 
 

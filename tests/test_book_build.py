@@ -15,22 +15,16 @@ from pathlib import Path
 import pytest
 import yaml
 
+from .helpers import MYST_HEADER
+
 # builds a small book twice: a slow lane (make test-fast skips it)
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 JUPYTER_BOOK = Path(sys.executable).parent / "jupyter-book"
-HEADER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-# Page
+HEADER = (
+    MYST_HEADER
+    + """# Page
 
 ```{code-cell} ipython3
 import numpy as np
@@ -38,6 +32,7 @@ import numpy as np
 np.log(np.array([%s, 1.0]))
 ```
 """
+)
 
 
 def _book_flags() -> list[str]:

@@ -20,25 +20,20 @@ import yaml
 
 from bookext.launch import colab_url
 
+from .helpers import MYST_HEADER
+
 ROOT = Path(__file__).resolve().parents[1]
 JB = Path(sys.executable).parent / "jupyter-book"
-CHAPTER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+CHAPTER = (
+    MYST_HEADER
+    + """
 # Chapter {name}
 
 ```{{code-cell}} ipython3
 print("{name}")
 ```
 """
+)
 
 
 def build(tmp: Path, url: str, hub: str = "") -> tuple[dict[str, str], str]:

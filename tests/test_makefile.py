@@ -12,6 +12,8 @@ from pathlib import Path
 from tools import execution
 from tools.coursework import student
 
+from .helpers import MYST_HEADER
+
 ROOT = Path(__file__).resolve().parents[1]
 MAKEFILE = (ROOT / "Makefile").read_text()
 
@@ -115,9 +117,7 @@ def _executed_chapter(root: Path) -> tuple[Path, str]:
     (root / "attnlib").mkdir(parents=True)
     (root / "attnlib" / "core.py").write_text("X = 1\n")
     text = (
-        "---\njupytext:\n  text_representation:\n    extension: .md\n"
-        "    format_name: myst\nkernelspec:\n  display_name: Python 3\n"
-        "  language: python\n  name: python3\n---\n# Chapter\n\n"
+        MYST_HEADER + "# Chapter\n\n"
         "```{code-cell} ipython3\nx = 1\n```\n\n"
         "```{solution-start} e\n```\n\n```{code-cell} ipython3\nsecret = 2\n```\n\n"
         "```{solution-end}\n```\n\n```{code-cell} ipython3\nprint(x)\n```\n"
