@@ -228,21 +228,27 @@ print("ERROR", type(error).__name__, error)
 """
 
 
-def test_install_cell_error_says_what_to_do(tmp_path):
-    """With nowhere to install from, the cell (run by IPython, as a kernel runs it)
-    fails with instructions."""
+def _run_cell(folder: Path, cell: str, runner: str):
+    """Run the install cell ``cell`` with the script ``runner`` (which runs it in
+    IPython, as a kernel does) in a fresh Python process in ``folder``."""
     import subprocess
     import sys
 
-    (tmp_path / "cell.py").write_text(install_source(None, None))
-    (tmp_path / "run.py").write_text(RUN_CELL)
-    r = subprocess.run(
+    (folder / "cell.py").write_text(cell)
+    (folder / "run.py").write_text(runner)
+    return subprocess.run(
         [sys.executable, "run.py", "cell.py"],
-        cwd=tmp_path,
+        cwd=folder,
         capture_output=True,
         text=True,
         timeout=600,
     )
+
+
+def test_install_cell_error_says_what_to_do(tmp_path):
+    """With nowhere to install from, the cell (run by IPython, as a kernel runs it)
+    fails with instructions."""
+    r = _run_cell(tmp_path, install_source(None, None), RUN_CELL)
     out = r.stdout.split("ERROR", 1)[-1]
     assert out.startswith(" RuntimeError attnlib"), r.stdout[-2000:] + r.stderr
     assert "could not be installed" in out and "Download attnlib-" in out
@@ -279,22 +285,11 @@ print("CALLS", calls, "ERROR", repr(result.error_in_exec))
 def test_install_cell_uses_piplite_in_jupyterlite(tmp_path):
     """In Pyodide (``sys.platform == "emscripten"``) the cell installs the wheel
     beside the notebook with piplite, then the dependencies; it never runs pip."""
-    import subprocess
-    import sys
-
     from attnlib._version import __version__
 
     wheel = f"attnlib-{__version__}-py3-none-any.whl"
     (tmp_path / wheel).write_bytes(b"")
-    (tmp_path / "cell.py").write_text(install_source("https://example.org/b", None))
-    (tmp_path / "run.py").write_text(PYODIDE)
-    r = subprocess.run(
-        [sys.executable, "run.py", "cell.py"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    r = _run_cell(tmp_path, install_source("https://example.org/b", None), PYODIDE)
     out = r.stdout.split("CALLS", 1)[-1]
     assert f"'emfs:{tmp_path / wheel}'" in out, r.stdout[-2000:] + r.stderr
     assert "'numpy', 'scipy'" in out and "ERROR None" in out, out
