@@ -39,13 +39,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
 from . import _kernel as kern
+from ._results import Trajectory, trajectory
 from ._stepping import MAX_STEPS, check_observables, drive, output_times
 from ._validation import (
     NORMALIZATIONS,
@@ -70,28 +70,9 @@ def _tr(M):
 
 
 # ------------------------------------------------------------------ the engine
-@dataclass(frozen=True)
-class EnsembleRun:
-    """Result of :func:`run_ensemble`.
-
-    Attributes
-    ----------
-    final : ndarray, shape (B, n, k)
-        Unit rows of every member: at the last output time, or at the time it
-        retired.
-    n_steps : int
-        Euler steps of a member that ran to the end.
-    member_steps : int
-        Euler steps summed over the members (fewer than ``B * n_steps`` when
-        members retire).
-    reached : int
-        Output times reached (all of them, unless every member retired earlier).
-    """
-
-    final: np.ndarray = field(repr=False)
-    n_steps: int
-    member_steps: int
-    reached: int
+#: The result of :func:`run_ensemble` is an :class:`attnlib.Trajectory` (the name of
+#: earlier releases is kept).
+EnsembleRun = Trajectory
 
 
 def retire_margin(dtype: Any) -> float:
@@ -129,7 +110,7 @@ def run_ensemble(
     desc: str = "ensemble",
     max_steps: int = MAX_STEPS,
     what: str = "simulate_ensemble",
-) -> EnsembleRun:
+) -> Trajectory:
     r"""Euler + retraction for ``B`` independent systems, observed at output times.
 
     Inputs are assumed validated (see :func:`simulate_ensemble`).
@@ -167,7 +148,16 @@ def run_ensemble(
 
     Returns
     -------
-    EnsembleRun
+    Trajectory
+        ``times`` (the output times reached), ``final`` of shape ``(B, n, k)``: the
+        unit rows of every member at the last output time, or at the time it
+        retired; ``n_steps``: the Euler steps of a member that ran to the end;
+        ``method="euler"``, ``dt``; and, in ``info`` (read as attributes):
+
+        * ``member_steps`` (int): Euler steps summed over the members (fewer than ``B *
+          n_steps`` when members retire).
+        * ``reached`` (int): Output times reached (all of them, unless every member
+          retired earlier).
     """
     B, n, k = Y.shape
     dtype = Y.dtype
@@ -266,36 +256,21 @@ def run_ensemble(
     )
     if st["active"].size:
         final[st["active"]] = _rows_of(st, slice(None))
-    return EnsembleRun(final, n_steps, st["member_steps"], reached)
+    return trajectory(
+        times=times[:reached],
+        final=final,
+        method="euler",
+        n_steps=n_steps,
+        dt=dt,
+        member_steps=st["member_steps"],
+        reached=reached,
+    )
 
 
 # ------------------------------------------------------------ simulate_ensemble
-@dataclass(frozen=True)
-class EnsembleResult:
-    """Result of :func:`simulate_ensemble`.
-
-    Attributes
-    ----------
-    times : ndarray, shape (T,)
-        Output times.
-    observables : mapping str -> ndarray of shape (T, ...)
-        Each observable evaluated on the Gram matrices ``(B, n, n)`` at ``times``.
-    final : ndarray, shape (B, n, d)
-        State at the last time.
-    n_steps : int
-        Number of Euler steps.
-    dt : float
-        Largest step.
-    reduced : bool
-        Whether the span reduction (see the module docstring) was used.
-    """
-
-    times: np.ndarray
-    observables: Mapping[str, np.ndarray] = field(repr=False)
-    final: np.ndarray = field(repr=False)
-    n_steps: int = 0
-    dt: float = 0.0
-    reduced: bool = False
+#: The result of :func:`simulate_ensemble` is an :class:`attnlib.Trajectory` (the
+#: name of earlier releases is kept).
+EnsembleResult = Trajectory
 
 
 def _batched_matrix(M, name, B, d):
@@ -340,7 +315,7 @@ def simulate_ensemble(
     chunk: int = 128,
     progress: bool = False,
     max_steps: int = MAX_STEPS,
-) -> EnsembleResult:
+) -> Trajectory:
     r"""Euler + retraction for an ensemble of ``B`` independent systems on the sphere.
 
     Each step is
@@ -391,7 +366,14 @@ def simulate_ensemble(
 
     Returns
     -------
-    EnsembleResult
+    Trajectory
+        ``times``: the output times; ``observables``: each observable evaluated on
+        the Gram matrices ``(B, n, n)`` at ``times`` (shape ``(T, ...)``);
+        ``final`` of shape ``(B, n, d)``: the state at the last time;
+        ``method="euler"``; and, in ``info`` (read as attributes):
+
+        * ``reduced`` (bool): Whether the span reduction (see the module docstring) was
+          used.
 
     References
     ----------
@@ -480,4 +462,12 @@ def simulate_ensemble(
             k: v[:, 0] if v.ndim >= 2 and v.shape[1] == 1 else v for k, v in out.items()
         }
         final = final[0]
-    return EnsembleResult(t_arr, MappingProxyType(out), final, run.n_steps, dt, reduced)
+    return trajectory(
+        times=t_arr,
+        observables=MappingProxyType(out),
+        final=final,
+        method="euler",
+        n_steps=run.n_steps,
+        dt=dt,
+        reduced=reduced,
+    )

@@ -34,13 +34,13 @@ Figs 1–7); [GLPR] Geshkovski, Letrouit, Polyanskiy, Rigollet, arXiv:2312.10794
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from . import _kernel as kern
 from ._lazy import optimize, special
 from ._special import ive
+from ._results import Trajectory, trajectory
 from ._stepping import drive
 from ._stepping import MAX_STEPS
 from ._validation import (
@@ -99,52 +99,9 @@ STEP_CONTROLS = ("stable", "fixed")
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class EnergyFlow:
-    """Result of :func:`energy_flow`.
-
-    Attributes
-    ----------
-    final : ndarray, shape (n, d) or (B, n, d)
-        Configuration after the last step.
-    step_indices : ndarray of int, shape (T,)
-        Step indices at which the energy was recorded (0 = initial state).
-    energies : ndarray, shape (T,) or (T, B)
-        :math:`E_D` (1/2 omitted) at the recorded steps.
-    times : ndarray, shape (T,) or (T, B)
-        Flow time reached at the recorded steps (sum of the step sizes used).
-    tau : ndarray, shape () or (B,)
-        Step size used in the last step.
-    n_rejected : int
-        Number of (member, step) trials rejected by the energy test.
-    direction, metric, step_control : str
-        The options of the run.
-    n_steps : int
-        Number of steps taken.
-    steps : ndarray of int, shape (T,)
-        Deprecated name of ``step_indices``.
-    """
-
-    final: np.ndarray = field(repr=False)
-    step_indices: np.ndarray = field(repr=False)
-    energies: np.ndarray = field(repr=False)
-    times: np.ndarray = field(repr=False)
-    tau: np.ndarray = field(repr=False)
-    n_rejected: int = 0
-    direction: str = "ascent"
-    metric: str = "wasserstein"
-    step_control: str = "stable"
-    n_steps: int = 0
-
-    @property
-    def steps(self) -> np.ndarray:
-        warnings.warn(
-            "EnergyFlow.steps is deprecated: use .step_indices (and .n_steps for "
-            "their number)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.step_indices
+#: The result of :func:`energy_flow` is an :class:`attnlib.Trajectory` (the name of
+#: earlier releases is kept).
+EnergyFlow = Trajectory
 
 
 def energy_flow(
@@ -161,7 +118,7 @@ def energy_flow(
     record_every: int = 1,
     max_halvings: int = 40,
     progress: bool = False,
-) -> EnergyFlow:
+) -> Trajectory:
     r"""Gradient ascent or descent of :math:`E_D` for ``n`` particles on the sphere.
 
     One step is an explicit Euler step followed by the retraction
@@ -221,7 +178,20 @@ def energy_flow(
 
     Returns
     -------
-    EnergyFlow
+    Trajectory
+        ``final`` of shape ``(n, d)`` or ``(B, n, d)``: the configuration after the
+        last step; ``times`` of shape ``(T,)`` or ``(T, B)``: the flow time reached
+        at the recorded steps (sum of the step sizes used); ``method="euler"``;
+        ``dt``: ``tau``; and, in ``info`` (read as attributes):
+
+        * ``step_indices`` (ndarray of int, shape (T,)): Step indices at which the
+          energy was recorded (0 = initial state).
+        * ``energies`` (ndarray, shape (T,) or (T, B)): :math:`E_D` (1/2 omitted) at the
+          recorded steps.
+        * ``tau`` (ndarray, shape () or (B,)): Step size used in the last step.
+        * ``n_rejected`` (int): Number of (member, step) trials rejected by the energy
+          test.
+        * ``direction``, ``metric``, ``step_control`` (str): The options of the run.
 
     Examples
     --------
@@ -374,17 +344,19 @@ def energy_flow(
     times = np.stack(rec_t)
     if single:
         X, energies_, times, tau_used = X[0], energies_[:, 0], times[:, 0], tau_used[0]
-    return EnergyFlow(
+    return trajectory(
+        times=times,
         final=X,
+        method="euler",
+        n_steps=steps,
+        dt=float(tau),
         step_indices=recorded,
         energies=energies_,
-        times=times,
         tau=np.asarray(tau_used),
         n_rejected=int(st["n_rej"]),
         direction=direction,
         metric=metric,
         step_control=step_control,
-        n_steps=steps,
     )
 
 
@@ -428,34 +400,6 @@ def circle_grid(m: int) -> tuple[np.ndarray, np.ndarray]:
     return theta, np.stack([np.cos(theta), np.sin(theta)], axis=-1)
 
 
-@dataclass(frozen=True)
-class DensityResult:
-    r"""Result of :func:`density_mirror_descent`.
-
-    Attributes
-    ----------
-    points : ndarray, shape (m, d)
-        Grid nodes.
-    weights : ndarray, shape (m,)
-        Final probability weights.
-    log_energies : ndarray, shape (steps + 1,)
-        :math:`\log E_D` (1/2 omitted) after each step, finite for every ``D``.
-    direction : str
-    energies : ndarray, shape (steps + 1,)
-        :math:`E_D` itself (a ``ValueError`` if it overflows float64: use
-        ``log_energies`` there).
-    """
-
-    points: np.ndarray = field(repr=False)
-    weights: np.ndarray = field(repr=False)
-    log_energies: np.ndarray = field(repr=False)
-    direction: str = "descent"
-
-    @property
-    def energies(self) -> np.ndarray:
-        return _energies(self.log_energies, f"{type(self).__name__}.log_energies")
-
-
 def density_mirror_descent(
     D: np.ndarray,
     *,
@@ -465,7 +409,7 @@ def density_mirror_descent(
     eta: float = 1.0,
     direction: str = "descent",
     w0: np.ndarray | None = None,
-) -> DensityResult:
+) -> Configuration:
     r"""Optimise :math:`E_D[\mu]` over :math:`\mu = \sum_k w_k\delta_{y_k}` on a grid.
 
     Mirror descent with the entropy (exponentiated gradient) on the simplex:
@@ -502,7 +446,10 @@ def density_mirror_descent(
 
     Returns
     -------
-    DensityResult
+    Configuration
+        ``points``: the grid nodes, ``weights``: the final probability weights,
+        ``log_energies``: :math:`\log E_D` (1/2 omitted) after each step (finite
+        for every ``D``, shape ``(steps + 1,)``), ``log_energy`` the last of them.
 
     Examples
     --------
@@ -556,8 +503,12 @@ def density_mirror_descent(
         "the energy of the mirror descent",
         "the entries of D are too large",
     )
-    return DensityResult(
-        points=points, weights=w, log_energies=log_energies, direction=direction
+    return Configuration(
+        points=points,
+        log_energy=float(log_energies[-1]),
+        log_energies=log_energies,
+        weights=w,
+        direction=direction,
     )
 
 
@@ -568,27 +519,34 @@ def density_mirror_descent(
 
 @dataclass(frozen=True)
 class Configuration:
-    """Result of :func:`minimise_configuration`.
+    """Result of :func:`minimise_configuration` and :func:`density_mirror_descent`.
 
     Attributes
     ----------
     points : ndarray, shape (n, d)
-        Best configuration found.
+        Best configuration found (the grid nodes for a density).
     log_energy : float
         :math:`\\log E_\\beta` of it ([GLPR] normalisation, :func:`attnlib.energy`),
-        finite for every ``beta``.
-    log_energies : ndarray, shape (restarts,)
-        Final :math:`\\log E_\\beta` of every restart.
+        finite for every ``beta`` (:math:`\\log E_D` of the final density).
+    log_energies : ndarray, shape (restarts,) or (steps + 1,)
+        Final :math:`\\log E_\\beta` of every restart, or :math:`\\log E_D` after
+        each mirror-descent step.
+    weights : ndarray, shape (m,), or None
+        Probability weights of the points (``None``: equal weights).
+    direction : str
+        ``"descent"`` or ``"ascent"`` for a density, ``"descent"`` otherwise.
     energy : float
         :math:`E_\\beta` itself (a ``ValueError`` if it overflows float64, for
         ``beta`` above about 717: use ``log_energy`` there).
-    energies : ndarray, shape (restarts,)
-        Final :math:`E_\\beta` of every restart (same overflow rule).
+    energies : ndarray, shape (restarts,) or (steps + 1,)
+        ``exp(log_energies)`` (same overflow rule).
     """
 
     points: np.ndarray = field(repr=False)
     log_energy: float
     log_energies: np.ndarray = field(repr=False)
+    weights: np.ndarray | None = field(default=None, repr=False)
+    direction: str = "descent"
 
     @property
     def energy(self) -> float:
@@ -597,6 +555,11 @@ class Configuration:
     @property
     def energies(self) -> np.ndarray:
         return _energies(self.log_energies, f"{type(self).__name__}.log_energies")
+
+
+#: The result of :func:`density_mirror_descent` is a :class:`Configuration` with
+#: weights (the name of earlier releases is kept).
+DensityResult = Configuration
 
 
 def _ebeta_and_grad(y: np.ndarray, n: int, d: int, beta: float):

@@ -44,7 +44,7 @@ Transformers*, arXiv:2501.18322 (2025), Section 4 (Gaussian case).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -61,6 +61,7 @@ from ._validation import (
     check_steps,
 )
 from .attention import Model
+from ._results import Trajectory, trajectory
 from ._stepping import MAX_STEPS, drive, output_times, planned_steps, rk_step
 
 __all__ = [
@@ -327,48 +328,9 @@ def gaussian_rhs(model: Model, alpha: Any, Sigma: Any) -> tuple[np.ndarray, np.n
 
 
 # ------------------------------------------------------------------ integrator
-@dataclass(frozen=True)
-class GaussianTrajectory:
-    """Result of :func:`integrate_gaussian`.
-
-    Attributes
-    ----------
-    times : ndarray, shape (T,)
-        The requested output times reached before the run stopped.
-    means : ndarray, shape (T, d)
-    covariances : ndarray, shape (T, d, d)
-        Symmetric positive semi-definite (``L L^T`` of the integrated factor).
-    blowup : bool
-        Whether the trace of the covariance exceeded ``max_trace`` (or overflowed),
-        or the growth became so fast that a step no longer advances the float64
-        time (the solution blows up within rounding of ``t_stop``; this is where a
-        threshold ``max_trace`` beyond about ``1 / eps`` times the initial trace
-        ends). This also flags fast exponential growth; compare ``t_stop`` across
-        thresholds to tell it from a finite-time blow-up.
-    blowup_time : float
-        Estimated blow-up time :math:`t_{\\rm stop} + \\operatorname{tr}\\Sigma /
-        \\tfrac{d}{dt}\\operatorname{tr}\\Sigma`, exact to first order for
-        :math:`\\Sigma \\sim S/(t^*-t)` (for exponential growth at rate ``r`` it is
-        only ``t_stop + 1/r``); ``inf`` when the threshold was not reached.
-    t_stop : float
-        Time at which the integration ended.
-    final_mean, final_covariance : ndarray
-        State at ``t_stop``.
-    n_steps : int
-        Number of RK4 steps.
-    kernel : str
-    """
-
-    times: np.ndarray
-    means: np.ndarray = field(repr=False)
-    covariances: np.ndarray = field(repr=False)
-    blowup: bool
-    blowup_time: float
-    t_stop: float
-    final_mean: np.ndarray = field(repr=False)
-    final_covariance: np.ndarray = field(repr=False)
-    n_steps: int = 0
-    kernel: str = "softmax"
+#: The result of :func:`integrate_gaussian` is an :class:`attnlib.Trajectory` (the
+#: name of earlier releases is kept).
+GaussianTrajectory = Trajectory
 
 
 def integrate_gaussian(
@@ -383,7 +345,7 @@ def integrate_gaussian(
     max_trace: float = 1e8,
     progress: bool = False,
     max_steps: int = MAX_STEPS,
-) -> GaussianTrajectory:
+) -> Trajectory:
     r"""Integrate the mean and covariance equations, detecting finite-time blow-up.
 
     Evolves :math:`\alpha` and a factor :math:`\Sigma = LL^\top` with the classical
@@ -426,7 +388,27 @@ def integrate_gaussian(
 
     Returns
     -------
-    GaussianTrajectory
+    Trajectory
+        With ``states=None``, ``final=(final_mean, final_covariance)`` and, in
+        ``info`` (read as attributes):
+
+        * ``means`` (ndarray, shape (T, d))
+        * ``covariances`` (ndarray, shape (T, d, d)): Symmetric positive semi-definite
+          (``L L^T`` of the integrated factor).
+        * ``blowup`` (bool): Whether the trace of the covariance exceeded ``max_trace``
+          (or overflowed), or the growth became so fast that a step no longer advances
+          the float64 time (the solution blows up within rounding of ``t_stop``; this is
+          where a threshold ``max_trace`` beyond about ``1 / eps`` times the initial
+          trace ends). This also flags fast exponential growth; compare ``t_stop``
+          across thresholds to tell it from a finite-time blow-up.
+        * ``blowup_time`` (float): Estimated blow-up time :math:`t_{\rm stop} +
+          \operatorname{tr}\Sigma / \tfrac{d}{dt}\operatorname{tr}\Sigma`, exact to
+          first order for :math:`\Sigma \sim S/(t^*-t)` (for exponential growth at rate
+          ``r`` it is only ``t_stop + 1/r``); ``inf`` when the threshold was not
+          reached.
+        * ``t_stop`` (float): Time at which the integration ended.
+        * ``final_mean``, ``final_covariance`` (ndarray): State at ``t_stop``.
+        * ``kernel`` (str)
 
     Examples
     --------
@@ -535,8 +517,11 @@ def integrate_gaussian(
             if dtr > 0:
                 t_blow = t + float(np.sum(L**2)) / dtr
     T = len(means)
-    return GaussianTrajectory(
+    return trajectory(
         times=times[:T],
+        final=(alpha, S),
+        method="rk4",
+        dt=float(dt),
         means=np.array(means).reshape(T, d),
         covariances=np.array(covs).reshape(T, d, d),
         blowup=blow,

@@ -16,13 +16,13 @@ by :math:`O(h^{p+1})` and each scheme keeps its order :math:`p` (measured in
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from . import _kernel as kern
 from ._control import glpr_usa_step
+from ._results import Trajectory
 from ._stepping import (
     MAX_STEPS,
     METHODS,
@@ -87,37 +87,6 @@ class Dynamics(Protocol):
     def rhs(self, X: np.ndarray) -> np.ndarray: ...
 
     def stable_step(self) -> float | None: ...
-
-
-@dataclass(frozen=True)
-class Trajectory:
-    """Result of :func:`simulate`.
-
-    Attributes
-    ----------
-    times : ndarray, shape (T,)
-        The requested output times.
-    states : ndarray, shape (T, *X0.shape), or None
-        States at ``times`` (``None`` when ``save_states=False``).
-    observables : mapping str -> ndarray of shape (T, ...)
-        Each requested observable evaluated at ``times``.
-    final : ndarray, shape X0.shape
-        State at the last time.
-    method : str
-        Integration scheme.
-    n_steps : int
-        Number of steps taken.
-    dt : float
-        Largest step used.
-    """
-
-    times: np.ndarray
-    states: np.ndarray | None = field(repr=False)
-    observables: Mapping[str, np.ndarray] = field(repr=False)
-    final: np.ndarray = field(repr=False)
-    method: str = "rk4"
-    n_steps: int = 0
-    dt: float = 0.0
 
 
 def simulate(

@@ -11,13 +11,12 @@ compare particles with densities.
 
 from __future__ import annotations
 
-import warnings
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from ._special import ive
 
+from ._results import Trajectory, trajectory
 from ._stepping import MAX_STEPS, drive, output_times, planned_steps, rk_step
 from ._validation import (
     NORMALIZATIONS,
@@ -142,49 +141,9 @@ def spaced_state_eigenvalues(
 
 
 # ----------------------------------------------------------------- mean field
-@dataclass(frozen=True)
-class DensityTrajectory:
-    r"""Result of :func:`mean_field`.
-
-    Attributes
-    ----------
-    times : ndarray, shape (T,)
-    grid : ndarray, shape (M,)
-        Grid :math:`\theta_m = 2\pi m/M`.
-    states : ndarray, shape (T, M)
-        Density at the grid points (w.r.t. :math:`d\theta`) at ``times``.
-    mass : ndarray, shape (T,)
-        :math:`\int\rho\,d\theta` (spectrally exact: the mean of the grid values times
-        :math:`2\pi`).
-    resolution : ndarray, shape (T,)
-        Largest Fourier coefficient beyond :math:`|k| > M/3`, relative to the mean:
-        once it exceeds about ``1e-6`` the grid no longer resolves the peaks.
-    n_steps : int
-    final : ndarray, shape (M,)
-        Density at the last time (``states[-1]``).
-    densities : ndarray, shape (T, M)
-        Deprecated name of ``states``.
-    """
-
-    times: np.ndarray
-    grid: np.ndarray
-    states: np.ndarray = field(repr=False)
-    mass: np.ndarray = field(repr=False)
-    resolution: np.ndarray = field(repr=False)
-    n_steps: int = 0
-
-    @property
-    def final(self) -> np.ndarray:
-        return self.states[-1]
-
-    @property
-    def densities(self) -> np.ndarray:
-        warnings.warn(
-            "DensityTrajectory.densities is deprecated: use .states",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.states
+#: The result of :func:`mean_field` is an :class:`attnlib.Trajectory` (the name of
+#: earlier releases is kept).
+DensityTrajectory = Trajectory
 
 
 def mean_field(
@@ -198,7 +157,7 @@ def mean_field(
     cfl: float = 0.5,
     progress: bool = False,
     max_steps: int = MAX_STEPS,
-) -> DensityTrajectory:
+) -> Trajectory:
     r"""Pseudo-spectral solver of the mean-field equation on the circle.
 
     .. math::
@@ -241,7 +200,17 @@ def mean_field(
 
     Returns
     -------
-    DensityTrajectory
+    Trajectory
+        ``states`` of shape ``(T, M)``: the density at the grid points (w.r.t.
+        :math:`d\theta`) at ``times``; ``final`` is ``states[-1]``; in ``info``
+        (read as attributes):
+
+        * ``grid`` (ndarray, shape (M,)): Grid :math:`\theta_m = 2\pi m/M`.
+        * ``mass`` (ndarray, shape (T,)): :math:`\int\rho\,d\theta` (spectrally exact:
+          the mean of the grid values times :math:`2\pi`).
+        * ``resolution`` (ndarray, shape (T,)): Largest Fourier coefficient beyond
+          :math:`|k| > M/3`, relative to the mean: once it exceeds about ``1e-6`` the
+          grid no longer resolves the peaks.
 
     References
     ----------
@@ -361,7 +330,17 @@ def mean_field(
         desc="mean field",
     )
     mass = dens.mean(axis=1) * TWO_PI
-    return DensityTrajectory(times, grid, dens, mass, res, n_steps)
+    return trajectory(
+        times=times,
+        states=dens,
+        final=dens[-1],
+        method="rk4",
+        n_steps=n_steps,
+        dt=float(dt),
+        grid=grid,
+        mass=mass,
+        resolution=res,
+    )
 
 
 def _fine_cdf(rho: np.ndarray, L: int) -> tuple[np.ndarray, np.ndarray]:

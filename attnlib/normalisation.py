@@ -50,7 +50,6 @@ schemes and contraction speeds).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -67,7 +66,8 @@ from ._validation import (
     log_max,
 )
 from .attention import Model
-from .integrate import output_times
+from .integrate import Trajectory, output_times
+from ._results import trajectory
 
 __all__ = [
     "SCHEMES",
@@ -275,27 +275,9 @@ def _scheme_rhs(g, r, beta, n, scheme, normalization):
     return flow / (r * m), (a + (n - 1) * b * g) / m, 1.0 / (r * m)
 
 
-@dataclass(frozen=True)
-class EquiangularScheme:
-    """Result of :func:`equiangular_scheme`.
-
-    Attributes
-    ----------
-    times : ndarray, shape (T,)
-    gamma : ndarray, shape (T,)
-        The common inner product of the normalised tokens.
-    radius : ndarray, shape (T,)
-        The common norm of the tokens (one for post-LN).
-    clock : ndarray, shape (T,)
-        :math:`s(t)`: the post-LN time at which post-LN has the same ``gamma``.
-    scheme : str
-    """
-
-    times: np.ndarray
-    gamma: np.ndarray = field(repr=False)
-    radius: np.ndarray = field(repr=False)
-    clock: np.ndarray = field(repr=False)
-    scheme: str = "post"
+#: The result of :func:`equiangular_scheme` is an :class:`attnlib.Trajectory` (the
+#: name of earlier releases is kept).
+EquiangularScheme = Trajectory
 
 
 def equiangular_scheme(
@@ -307,7 +289,7 @@ def equiangular_scheme(
     normalization: str = "sa",
     gamma0: float = 0.0,
     radius0: float = 1.0,
-) -> EquiangularScheme:
+) -> Trajectory:
     r"""Solve the equiangular ODE of a normalisation scheme (DOP853, ``rtol=1e-12``).
 
     Parameters
@@ -324,7 +306,16 @@ def equiangular_scheme(
 
     Returns
     -------
-    EquiangularScheme
+    Trajectory
+        ``method="DOP853"`` and, in ``info`` (read as attributes):
+
+        * ``gamma`` (ndarray, shape (T,)): The common inner product of the normalised
+          tokens.
+        * ``radius`` (ndarray, shape (T,)): The common norm of the tokens (one for
+          post-LN).
+        * ``clock`` (ndarray, shape (T,)): :math:`s(t)`: the post-LN time at which
+          post-LN has the same ``gamma``.
+        * ``scheme`` (str)
 
     Examples
     --------
@@ -340,7 +331,7 @@ def equiangular_scheme(
     )
     if t[-1] == 0.0:  # every output time is the initial one
         one = np.ones(t.shape)
-        return EquiangularScheme(t, gamma0 * one, radius0 * one, 0.0 * one, scheme)
+        return _scheme_result(t, gamma0 * one, radius0 * one, 0.0 * one, scheme)
 
     def rhs(_t, y):
         return np.array(_scheme_rhs(y[0], y[1], beta, n, scheme, normalization))
@@ -359,7 +350,19 @@ def equiangular_scheme(
             f"the equiangular ODE could not be solved for beta={beta:g}, n={n}, "
             f"gamma0={gamma0:g}, radius0={radius0:g}: {sol.message}"
         )
-    return EquiangularScheme(t, sol.y[0], sol.y[1], sol.y[2], scheme)
+    return _scheme_result(t, sol.y[0], sol.y[1], sol.y[2], scheme)
+
+
+def _scheme_result(t, gamma, radius, clock, scheme) -> Trajectory:
+    return trajectory(
+        times=t,
+        final=np.array([gamma[-1], radius[-1], clock[-1]]),
+        method="DOP853",
+        gamma=gamma,
+        radius=radius,
+        clock=clock,
+        scheme=scheme,
+    )
 
 
 def scheme_time_to(

@@ -31,12 +31,12 @@ self-attention model*, arXiv:2410.06833.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from ._lazy import integrate
 
+from ._results import Trajectory, trajectory
 from ._validation import as_finite, check_real
 
 __all__ = ["cluster_energy", "MergeFlow", "merge_flow", "weighted_angle_velocity"]
@@ -103,33 +103,9 @@ def cluster_energy(theta: Any, masses: Any, beta: float) -> float:
     return float(m @ K @ m / m.sum() ** 2)
 
 
-@dataclass(frozen=True)
-class MergeFlow:
-    """Result of :func:`merge_flow`.
-
-    Attributes
-    ----------
-    times : ndarray, shape (T,)
-        Sampled times (non-decreasing).
-    energy : ndarray, shape (T,)
-        :func:`cluster_energy` at ``times``.
-    clusters : ndarray of int, shape (T,)
-        Number of clusters at ``times``.
-    merge_times : ndarray, shape (M,)
-        Times of the merges, in order.
-    merged_masses : list of tuple
-        The masses of the two clusters of each merge.
-    final_angles, final_masses : ndarray
-        The clusters at the last time.
-    """
-
-    times: np.ndarray
-    energy: np.ndarray = field(repr=False)
-    clusters: np.ndarray = field(repr=False)
-    merge_times: np.ndarray
-    merged_masses: list = field(repr=False)
-    final_angles: np.ndarray = field(repr=False)
-    final_masses: np.ndarray = field(repr=False)
+#: The result of :func:`merge_flow` is an :class:`attnlib.Trajectory` (the name of
+#: earlier releases is kept).
+MergeFlow = Trajectory
 
 
 def _closest_pair(theta):
@@ -147,7 +123,7 @@ def merge_flow(
     t_max: float = np.inf,
     merge_tol: float = 1e-7,
     rtol: float = 1e-10,
-) -> MergeFlow:
+) -> Trajectory:
     r"""Integrate the cluster dynamics, merging clusters that meet.
 
     The path is integrated in its arc length :math:`\sigma`
@@ -173,7 +149,17 @@ def merge_flow(
 
     Returns
     -------
-    MergeFlow
+    Trajectory
+        ``times``: the sampled times (non-decreasing), ``method="DOP853"``, and, in
+        ``info`` (read as attributes):
+
+        * ``energy`` (ndarray, shape (T,)): :func:`cluster_energy` at ``times``.
+        * ``clusters`` (ndarray of int, shape (T,)): Number of clusters at ``times``.
+        * ``merge_times`` (ndarray, shape (M,)): Times of the merges, in order.
+        * ``merged_masses`` (list of tuple): The masses of the two clusters of each
+          merge.
+        * ``final_angles``, ``final_masses`` (ndarray): The clusters at the last time
+          (``final`` is ``final_angles``).
 
     Examples
     --------
@@ -267,12 +253,15 @@ def merge_flow(
             record([th], [t])
         else:  # t_max reached, or no merge along the longest path (stationary)
             break
-    return MergeFlow(
-        np.concatenate(T_all),
-        np.concatenate(E_all),
-        np.concatenate(C_all),
-        np.asarray(merges),
-        pairs,
-        np.mod(th, TWO_PI),
-        m,
+    final = np.mod(th, TWO_PI)
+    return trajectory(
+        times=np.concatenate(T_all),
+        final=final,
+        method="DOP853",
+        energy=np.concatenate(E_all),
+        clusters=np.concatenate(C_all),
+        merge_times=np.asarray(merges),
+        merged_masses=pairs,
+        final_angles=final,
+        final_masses=m,
     )

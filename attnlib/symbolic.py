@@ -17,7 +17,9 @@ Transformers* (arXiv:2312.10794), Sections 2 and 3.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 try:
     import sympy as sp
@@ -29,6 +31,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from ._validation import NORMALIZATIONS, check_choice, check_int
 
 __all__ = [
+    "Derivation",
     "NormRate",
     "norm_rate",
     "EnergyGradientIdentity",
@@ -38,32 +41,43 @@ __all__ = [
 ]
 
 
+@dataclass(frozen=True)
+class Derivation:
+    """Result of the derivations of this module: named sympy objects.
+
+    Attributes
+    ----------
+    expressions : mapping str -> sympy object
+        The symbols and expressions of the derivation (listed in each function's
+        Returns section), also read as attributes: ``r.rate`` is
+        ``r.expressions["rate"]``.
+    """
+
+    expressions: Mapping[str, Any]
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        expressions = self.__dict__.get("expressions") or {}
+        if name in expressions:
+            return expressions[name]
+        raise AttributeError(
+            f"this derivation has no {name!r} (it has: {', '.join(expressions)})"
+        )
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self.__dict__["expressions"]))
+
+
 def _project(x: sp.Matrix, y: sp.Matrix) -> sp.Matrix:
     """The tangent projection :math:`P_x y = y - \\langle x, y\\rangle x`."""
     return y - (x.dot(y)) * x
 
 
-@dataclass(frozen=True)
-class NormRate:
-    r"""Result of :func:`norm_rate`.
-
-    Attributes
-    ----------
-    x, y : sympy.Matrix, shape (d, 1)
-        The position and the unprojected velocity (symbols :math:`x_k, y_k`).
-    rate : sympy.Expr
-        :math:`\frac{d}{dt}|x|^2 = 2\langle x, P_x y\rangle`, factored.
-    on_sphere : sympy.Expr
-        ``rate`` with :math:`|x|^2 = 1` substituted (it is 0).
-    """
-
-    x: sp.Matrix
-    y: sp.Matrix
-    rate: sp.Expr
-    on_sphere: sp.Expr
+NormRate = Derivation  # the name of earlier releases
 
 
-def norm_rate(d: int = 3) -> NormRate:
+def norm_rate(d: int = 3) -> Derivation:
     r"""Rate of change of :math:`|x|^2` under the projected dynamics
     :math:`\dot x = P_x y`.
 
@@ -82,7 +96,15 @@ def norm_rate(d: int = 3) -> NormRate:
 
     Returns
     -------
-    NormRate
+    Derivation
+        With the expressions (read as attributes):
+
+        * ``x``, ``y`` (sympy.Matrix, shape (d, 1)): The position and the unprojected
+          velocity (symbols :math:`x_k, y_k`).
+        * ``rate`` (sympy.Expr): :math:`\frac{d}{dt}|x|^2 = 2\langle x, P_x y\rangle`,
+          factored.
+        * ``on_sphere`` (sympy.Expr): ``rate`` with :math:`|x|^2 = 1` substituted (it is
+          0).
 
     Examples
     --------
@@ -98,41 +120,13 @@ def norm_rate(d: int = 3) -> NormRate:
     # vanishes wherever |x| = 1
     sphere = sum(xi**2 for xi in x) - 1
     on = sp.reduced(sp.expand(rate), [sphere], *x, *y)[1]
-    return NormRate(x, y, rate, on)
+    return Derivation(dict(x=x, y=y, rate=rate, on_sphere=on))
 
 
-@dataclass(frozen=True)
-class EnergyGradientIdentity:
-    r"""Result of :func:`energy_gradient_identity`.
-
-    Attributes
-    ----------
-    beta : sympy.Symbol
-    X : sympy.Matrix, shape (n, d)
-        Particle coordinates :math:`x_{i,k}`.
-    energy : sympy.Expr
-        :math:`E_\beta(X) = \frac{1}{2\beta n^2}
-        \sum_{i,j} e^{\beta\langle x_i,x_j\rangle}`.
-    euclidean_gradient : sympy.Matrix, shape (n, d)
-        :math:`\partial E_\beta / \partial x_{i,k}`.
-    spherical_gradient : sympy.Matrix, shape (n, d)
-        Row ``i`` projected on :math:`T_{x_i}S^{d-1}`.
-    usa_velocity : sympy.Matrix, shape (n, d)
-        :math:`P_{x_i}\big(\frac1n\sum_j e^{\beta\langle x_i,x_j\rangle} x_j\big)`.
-    difference : sympy.Matrix, shape (n, d)
-        ``spherical_gradient - usa_velocity / n``, simplified (all zeros).
-    """
-
-    beta: sp.Symbol
-    X: sp.Matrix
-    energy: sp.Expr
-    euclidean_gradient: sp.Matrix
-    spherical_gradient: sp.Matrix
-    usa_velocity: sp.Matrix
-    difference: sp.Matrix
+EnergyGradientIdentity = Derivation  # the name of earlier releases
 
 
-def energy_gradient_identity(n: int = 3, d: int = 3) -> EnergyGradientIdentity:
+def energy_gradient_identity(n: int = 3, d: int = 3) -> Derivation:
     r"""The spherical gradient of the particle energy is ``1/n`` times the USA field.
 
     With :math:`E_\beta(X) = \frac{1}{2\beta n^2}
@@ -155,7 +149,21 @@ def energy_gradient_identity(n: int = 3, d: int = 3) -> EnergyGradientIdentity:
 
     Returns
     -------
-    EnergyGradientIdentity
+    Derivation
+        With the expressions (read as attributes):
+
+        * ``beta`` (sympy.Symbol)
+        * ``X`` (sympy.Matrix, shape (n, d)): Particle coordinates :math:`x_{i,k}`.
+        * ``energy`` (sympy.Expr): :math:`E_\beta(X) = \frac{1}{2\beta n^2} \sum_{i,j}
+          e^{\beta\langle x_i,x_j\rangle}`.
+        * ``euclidean_gradient`` (sympy.Matrix, shape (n, d)): :math:`\partial E_\beta /
+          \partial x_{i,k}`.
+        * ``spherical_gradient`` (sympy.Matrix, shape (n, d)): Row ``i`` projected on
+          :math:`T_{x_i}S^{d-1}`.
+        * ``usa_velocity`` (sympy.Matrix, shape (n, d)):
+          :math:`P_{x_i}\big(\frac1n\sum_j e^{\beta\langle x_i,x_j\rangle} x_j\big)`.
+        * ``difference`` (sympy.Matrix, shape (n, d)): ``spherical_gradient -
+          usa_velocity / n``, simplified (all zeros).
 
     Examples
     --------
@@ -187,30 +195,23 @@ def energy_gradient_identity(n: int = 3, d: int = 3) -> EnergyGradientIdentity:
         ]
     )
     diff = (S - U / n).applyfunc(lambda e: sp.simplify(sp.expand(e)))
-    return EnergyGradientIdentity(beta, X, E, G, S, U, diff)
+    return Derivation(
+        dict(
+            beta=beta,
+            X=X,
+            energy=E,
+            euclidean_gradient=G,
+            spherical_gradient=S,
+            usa_velocity=U,
+            difference=diff,
+        )
+    )
 
 
-@dataclass(frozen=True)
-class TwoParticleAngle:
-    r"""Result of :func:`two_particle_angle`.
-
-    Attributes
-    ----------
-    beta, theta : sympy.Symbol
-    cos_rate : sympy.Expr
-        :math:`\frac{d}{dt}\langle x_1, x_2\rangle` as a function of
-        :math:`\theta` (the angle between the particles).
-    theta_rate : sympy.Expr
-        :math:`\dot\theta`, simplified.
-    """
-
-    beta: sp.Symbol
-    theta: sp.Symbol
-    cos_rate: sp.Expr
-    theta_rate: sp.Expr
+TwoParticleAngle = Derivation  # the name of earlier releases
 
 
-def two_particle_angle(normalization: str = "sa") -> TwoParticleAngle:
+def two_particle_angle(normalization: str = "sa") -> Derivation:
     r"""The ODE of the angle :math:`\theta` between two particles (any :math:`d \ge 2`).
 
     The two particles span a plane that the dynamics preserves, so one may take
@@ -231,7 +232,13 @@ def two_particle_angle(normalization: str = "sa") -> TwoParticleAngle:
 
     Returns
     -------
-    TwoParticleAngle
+    Derivation
+        With the expressions (read as attributes):
+
+        * ``beta``, ``theta`` (sympy.Symbol)
+        * ``cos_rate`` (sympy.Expr): :math:`\frac{d}{dt}\langle x_1, x_2\rangle` as a
+          function of :math:`\theta` (the angle between the particles).
+        * ``theta_rate`` (sympy.Expr): :math:`\dot\theta`, simplified.
 
     Examples
     --------
@@ -256,4 +263,6 @@ def two_particle_angle(normalization: str = "sa") -> TwoParticleAngle:
         num, den = sp.fraction(sp.together(theta_rate))
         f = sp.exp(beta * sp.cos(th))
         theta_rate = sp.simplify(sp.expand(num / f)) / sp.simplify(sp.expand(den / f))
-    return TwoParticleAngle(beta, th, c_rate, theta_rate)
+    return Derivation(
+        dict(beta=beta, theta=th, cos_rate=c_rate, theta_rate=theta_rate)
+    )

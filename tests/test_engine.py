@@ -453,7 +453,7 @@ def test_phase_task_is_a_frozen_dataclass():
 # the bottom, the facades (circle, clustering) and the package above it, plotting
 # and widgets on top.
 LAYERS = {
-    **dict.fromkeys(["_validation", "_lazy", "_version"], 0),
+    **dict.fromkeys(["_validation", "_lazy", "_version", "_results"], 0),
     **dict.fromkeys(["_progress", "_special", "_kernel", "_sinkhorn", "_control"], 1),
     **dict.fromkeys(["sphere", "metrics", "kuramoto", "symbolic"], 1),
     **dict.fromkeys(["_stepping", "sweep", "attention", "energy", "wendel"], 2),

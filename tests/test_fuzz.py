@@ -873,7 +873,12 @@ def _floats(obj: Any, path: str = "", depth: int = 0):
         yield path, np.asarray(obj)
     elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         for f in dataclasses.fields(obj):
-            yield from _floats(getattr(obj, f.name), path or f.name, depth + 1)
+            value = getattr(obj, f.name)
+            if f.name == "info":  # a Trajectory's own quantities, named as attributes
+                for k, v in value.items():
+                    yield from _floats(v, path or k, depth + 1)
+                continue
+            yield from _floats(value, path or f.name, depth + 1)
     elif isinstance(obj, (list, tuple)):
         for v in obj:
             yield from _floats(v, path, depth + 1)
