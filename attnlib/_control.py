@@ -3,15 +3,24 @@
 :func:`glpr_usa_step` is the stable step of the [GLPR] code for USA; the models
 return it from their ``stable_step`` (:class:`attnlib.integrate.Dynamics`), and
 ``simulate(..., step_rule="glpr")`` caps its step with it.
+
+:class:`Backtracking` is the step control of the descent methods (the mirror descent
+of a density, the energy flows of particles): a trial step that fails its test is
+retried with a shorter step, and the step grows back afterwards. It is the
+controller of diffrax in miniature: the driver (:func:`attnlib._stepping.drive`)
+owns the loop over time, the controller only decides the step.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_real
+from collections.abc import Callable
+from typing import Any
 
-__all__ = ["glpr_usa_step"]
+from ._validation import check_int, check_real
+
+__all__ = ["glpr_usa_step", "Backtracking"]
 
 
 def glpr_usa_step(beta: float) -> float:
@@ -41,3 +50,74 @@ def glpr_usa_step(beta: float) -> float:
             "sqrt(beta) underflows float64 (beta must be below about 740)"
         )
     return eta
+
+
+class Backtracking:
+    """Backtracking step control: shrink a rejected step, grow an accepted one.
+
+    Parameters
+    ----------
+    h_max : float
+        Largest step (``> 0``); :meth:`grow` never exceeds it.
+    shrink : float
+        Factor of the step after a rejected trial (in ``(0, 1)``).
+    growth : float
+        Factor of the step after a step (``>= 1``).
+    max_tries : int
+        Trials of one step before :meth:`attempt` gives up.
+
+    Examples
+    --------
+    >>> ctl = Backtracking(1.0)
+    >>> ctl.attempt(lambda h: h if h < 0.3 else None, 1.0)   # 1, 0.5, 0.25
+    (0.25, 0.25)
+    >>> ctl.grow(0.25), ctl.grow(0.75)
+    (0.5, 1.0)
+    """
+
+    def __init__(
+        self,
+        h_max: float,
+        *,
+        shrink: float = 0.5,
+        growth: float = 2.0,
+        max_tries: int = 60,
+    ) -> None:
+        self.h_max = check_real(h_max, "h_max", low=0.0, strict_low=True)
+        self.shrink = check_real(shrink, "shrink", low=0.0, high=1.0, strict_low=True)
+        if self.shrink == 1.0:
+            raise ValueError("shrink must be < 1, got 1.0")
+        self.growth = check_real(growth, "growth", low=1.0)
+        self.max_tries = check_int(max_tries, "max_tries", low=0)
+
+    def attempt(self, trial: Callable[[float], Any], h: float) -> tuple[Any, float]:
+        """``(trial(h), h)`` for the first step ``h, h * shrink, ...`` whose trial is
+        accepted (not ``None``), or ``(None, h * shrink**max_tries)`` when
+        ``max_tries`` trials are all rejected."""
+        for _ in range(self.max_tries):
+            out = trial(h)
+            if out is not None:
+                return out, h
+            h *= self.shrink
+        return None, h
+
+    def retry_members(
+        self,
+        retry: Callable[[np.ndarray, np.ndarray], np.ndarray],
+        h: np.ndarray,
+        rejected: np.ndarray,
+    ) -> np.ndarray:
+        """The same control for members stepped together: the steps ``h`` (B,) of
+        the ``rejected`` members (indices) are shrunk and ``retry(rejected, h)``
+        returns the indices still rejected, up to ``max_tries`` times; returns the
+        members rejected at the end (``h`` is updated in place)."""
+        for _ in range(self.max_tries):
+            if rejected.size == 0:
+                break
+            h[rejected] *= self.shrink
+            rejected = retry(rejected, h)
+        return rejected
+
+    def grow(self, h: float) -> float:
+        """The next step after a step of size ``h``."""
+        return min(self.h_max, self.growth * h)

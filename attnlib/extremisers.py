@@ -41,6 +41,7 @@ from . import _kernel as kern
 from ._lazy import optimize, special
 from ._special import ive
 from ._results import Trajectory, trajectory
+from ._control import Backtracking
 from ._stepping import drive
 from ._stepping import MAX_STEPS
 from ._validation import (
@@ -295,16 +296,16 @@ def energy_flow(
                 Wy, DXy = kernel(Y, D, s)
                 Ey = energies(Wy, escale)
                 bad = np.flatnonzero(sign * (Ey - E) < -1e-13 * np.abs(E))
-                for _ in range(max_halvings):
-                    if bad.size == 0:
-                        break
+
+                def retry(bad, t):
                     st["n_rej"] += bad.size
-                    t[bad] *= 0.5
                     Yb = step(X[bad], F[bad], t[bad])
                     Wb, DXb = kernel(Yb, D[bad], s[bad])
                     Eb = energies(Wb, escale[bad])
                     Y[bad], Wy[bad], DXy[bad], Ey[bad] = Yb, Wb, DXb, Eb
-                    bad = bad[sign * (Eb - E[bad]) < -1e-13 * np.abs(E[bad])]
+                    return bad[sign * (Eb - E[bad]) < -1e-13 * np.abs(E[bad])]
+
+                bad = control.retry_members(retry, t, bad)
                 if bad.size:  # still no decrease: keep those members (step of size 0)
                     st["n_rej"] += bad.size
                     t[bad] = 0.0
@@ -315,6 +316,7 @@ def energy_flow(
         st.update(X=X, W=W, DX=DX, E=E)
         return st
 
+    control = Backtracking(tau, max_tries=max_halvings)  # a rising energy: halve
     rec_E: list[np.ndarray] = []
     rec_t: list[np.ndarray] = []
 
@@ -478,11 +480,13 @@ def density_mirror_descent(
     Ks, _ = kern.attention_weights(kern.logits(points, 1.0, D), "usa", shift=s)
     q = np.empty(steps + 1)  # shifted energies w^T Ks w (> 0)
     q[0] = w @ Ks @ w
-    eta_k = eta
-    for k in range(steps):
+    control = Backtracking(eta)  # overshoot: halve the step; then let it grow back
+
+    def mirror_step(st):
+        w, q_old, eta_k = st
         Kw = Ks @ w  # the gradient is 2 e^s Kw
-        q_old = q[k]
-        for _ in range(60):
+
+        def trial(eta_k):
             # 2 eta_k e^s, saturated at the float64 maximum (eta_k may underflow)
             log_step = np.log(2.0 * eta_k) + s if eta_k > 0 else -np.inf
             step = float(np.exp(min(log_step, log_max(np.float64))))
@@ -490,14 +494,30 @@ def density_mirror_descent(
             w_new = w * np.exp(z)
             w_new /= w_new.sum()
             q_new = w_new @ Ks @ w_new
-            if sgn * (q_new - q_old) >= -1e-14 * q_old:
-                break
-            eta_k *= 0.5  # overshoot: backtrack
-        else:
-            w_new, q_new = w, q_old
-        w = w_new
-        q[k + 1] = q_new
-        eta_k = min(eta, 2.0 * eta_k)
+            return (w_new, q_new) if sgn * (q_new - q_old) >= -1e-14 * q_old else None
+
+        new, eta_k = control.attempt(trial, eta_k)
+        w_new, q_new = (w, q_old) if new is None else new
+        return w_new, q_new, control.grow(eta_k)
+
+    def advance(st, _h, m):
+        for _ in range(m):  # the driver asks for one step per recorded energy
+            st = mirror_step(st)
+        return st
+
+    def observe(k, st):
+        q[k] = st[1]
+
+    (w, _, _), _, _ = drive(
+        advance,
+        (w, q[0], eta),
+        np.arange(steps + 1, dtype=np.float64),  # one output per step
+        dt=1.0,
+        observe=observe,
+        max_steps=None,  # the number of steps is an argument
+        what="density_mirror_descent",
+        desc="mirror descent",
+    )
     log_energies = check_finite_result(
         s + np.log(q),
         "the energy of the mirror descent",

@@ -37,6 +37,7 @@ import numpy as np
 from ._lazy import integrate
 
 from ._results import Trajectory, trajectory
+from ._stepping import drive
 from ._validation import as_finite, check_real
 
 __all__ = ["cluster_energy", "MergeFlow", "merge_flow", "weighted_angle_velocity"]
@@ -208,8 +209,14 @@ def merge_flow(
 
     merge_if_close()
     record([th], [t])
-    while th.size > 1 and t < t_max:
+
+    def advance(_state, t_now, _t_max):
+        """One segment of the path: to the next merge (merged, then go on), or to
+        ``t_max`` or the end of the longest path (stop)."""
+        nonlocal th, t
         k = th.size
+        if k == 1:  # one cluster left: nothing moves
+            return None, t_now, True
 
         def rhs(_s, y):
             v = _velocity(y[:k], m, beta, n)
@@ -251,13 +258,26 @@ def merge_flow(
         if sol.status == 1 and sol.t_events[0].size:
             merge_if_close(force=True)
             record([th], [t])
-        else:  # t_max reached, or no merge along the longest path (stationary)
-            break
+            return None, t, False
+        # t_max reached, or no merge along the longest path (stationary)
+        return None, t, True
+
+    # the driver's adaptive loop, one segment per step, up to t_max (or inf)
+    _, n_segments, _ = drive(
+        advance,
+        None,
+        np.array([t_max]),
+        dt=np.inf,
+        adaptive=True,
+        max_steps=None,  # each segment but the last merges two clusters
+        what="merge_flow",
+    )
     final = np.mod(th, TWO_PI)
     return trajectory(
         times=np.concatenate(T_all),
         final=final,
         method="DOP853",
+        n_steps=n_segments,
         energy=np.concatenate(E_all),
         clusters=np.concatenate(C_all),
         merge_times=np.asarray(merges),

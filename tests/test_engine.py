@@ -461,7 +461,8 @@ LAYERS = {
     **dict.fromkeys(["angles", "gaussian", "phase"], 4),
     **dict.fromkeys(["meanfield"], 5),
     # the models of Chapter 6 (frontiers), thin layers over the ones above
-    **dict.fromkeys(["modes", "hardmax", "staircase"], 1),
+    **dict.fromkeys(["modes", "hardmax"], 1),
+    **dict.fromkeys(["staircase"], 3),
     **dict.fromkeys(["causal"], 2),
     **dict.fromkeys(["noise", "normalisation"], 4),
     **dict.fromkeys(["circle", "clustering"], 6),

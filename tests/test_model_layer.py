@@ -5,17 +5,26 @@
   is given (no ``__post_init__``: the models, which validate their arguments, are
   not results). The library has at most ``MAX_RESULT_CLASSES`` of them: time
   series share :class:`attnlib.Trajectory`.
+* **Every time-stepping loop on the driver.** A *time-stepping loop* (see
+  :func:`is_time_loop`) is a loop that advances a state through time: a ``while``
+  whose condition reads a time, a ``for`` over ``range`` of a step count, or a loop
+  that calls a time stepper. Only the driver (``attnlib/_stepping.py``) has them; a
+  driver hook (a function passed to ``drive`` as ``advance``) takes the steps the
+  driver asks for, and the kernel's fused steps are called from hooks only.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
 import inspect
 import pkgutil
+import re
 import types
 import typing
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -153,3 +162,145 @@ def test_a_solvers_own_quantities_read_as_attributes():
         tr.nope  # noqa: B018 - the lookup is what is tested
     with pytest.raises(dataclasses.FrozenInstanceError):
         tr.means = None
+
+
+# ------------------------------------------------------- every loop on the driver
+#: Names of time: a ``while`` loop whose condition reads one of them runs through
+#: time (``t``, ``time``, ``t_max``, ``t_final``, ``tk``, ...).
+TIME_NAME = re.compile(r"^(t|tk|time|times|t_\w+)$")
+#: Names of a step count: a ``for`` loop up to one of them (``range``'s stop)
+#: repeats a step (``m``, the driver's count; ``steps``, ``n_steps``, ...).
+STEP_COUNT = re.compile(r"^(m|\w*steps\w*)$")
+#: Calls that take time steps: a loop calling one repeats them.
+STEPPERS = {"rk_step", "solve_ivp", "euler_identity_steps", "drive", "run_explicit"}
+#: Kernel primitives that take ``steps`` fused steps; every call of one must be in a
+#: driver hook (it then takes the hook's steps, as the hook's own loop would).
+STEP_PRIMITIVES = {("_kernel", "euler_identity_steps")}
+DRIVER = "_stepping"  # the one module that owns the loop over time
+
+
+def _names(node) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _called(node) -> set[str]:
+    out = set()
+    for n in _walk_body(node):
+        if isinstance(n, ast.Call):
+            f = n.func
+            out.add(f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", ""))
+    return out
+
+
+def _walk_body(node):
+    """ast.walk without entering nested functions (they are visited on their own)."""
+    todo = list(ast.iter_child_nodes(node))
+    while todo:
+        n = todo.pop()
+        yield n
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(n))
+
+
+def is_time_loop(loop) -> bool:
+    """Whether a ``for``/``while`` loop advances a state through time: a ``while``
+    on a time name, a ``for`` over ``range`` of a step count, or a loop whose body
+    calls a time stepper."""
+    if isinstance(loop, ast.While) and any(
+        TIME_NAME.match(n) for n in _names(loop.test)
+    ):
+        return True
+    if (
+        isinstance(loop, ast.For)
+        and isinstance(loop.iter, ast.Call)
+        and getattr(loop.iter.func, "id", "") == "range"
+        and loop.iter.args
+        and any(STEP_COUNT.match(n) for n in _names(_range_stop(loop.iter)))
+    ):
+        return True
+    return bool(_called(loop) & STEPPERS)
+
+
+def _range_stop(call):
+    return call.args[0] if len(call.args) == 1 else call.args[1]
+
+
+def _hooks(tree) -> set[str]:
+    """Names of the functions passed to the driver as its ``advance`` hook."""
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "drive":
+            args = n.args[:1] + [k.value for k in n.keywords if k.arg == "advance"]
+            out |= {a.id for a in args if isinstance(a, ast.Name)}
+    return out
+
+
+def time_loops(source: str, module: str) -> list[str]:
+    """``function:line`` of every time-stepping loop outside the driver and its
+    hooks, and of every call of a step primitive outside a hook."""
+    tree = ast.parse(source)
+    hooks = _hooks(tree)
+    out = []
+
+    def visit(node, where, in_hook):
+        for n in ast.iter_child_nodes(node):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = f"{where}.{n.name}" if where else n.name
+                hook = in_hook or n.name in hooks
+                if (module, n.name) in STEP_PRIMITIVES:
+                    continue  # its calls are checked instead
+                visit(n, name, hook)
+                continue
+            if isinstance(n, (ast.For, ast.While)) and not in_hook:
+                if is_time_loop(n):
+                    out.append(f"{module}.{where or '<module>'}:{n.lineno}")
+            if isinstance(n, ast.Call) and not in_hook:
+                f = n.func
+                name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+                if name in {p for _, p in STEP_PRIMITIVES}:
+                    out.append(f"{module}.{where}:{n.lineno} calls {name}")
+            visit(n, where, in_hook)
+
+    visit(tree, "", False)
+    return out
+
+
+def test_every_time_stepping_loop_is_on_the_driver():
+    root = Path(attnlib.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        module = ".".join(path.relative_to(root).with_suffix("").parts)
+        if module == DRIVER:
+            continue
+        found += time_loops(path.read_text(), module)
+    assert not found, "time-stepping loops outside the driver:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "def f(x, steps):\n    for k in range(steps):\n        x = x + 1\n",
+        "def f(x, t_max):\n    t = 0\n    while t < t_max:\n        t += 1\n",
+        "def f(x):\n    while True:\n        x = rk_step(g, x, 0.1, 'rk4')\n",
+        "def f(Y):\n    euler_identity_steps(Y, 1, 1, 0.1, 3)\n",
+        "def f(x):\n    def advance(s, h, m):\n        return s\n"
+        "    for _ in range(m):\n        x = advance(x, 1, 1)\n",
+    ],
+)
+def test_the_walk_sees_a_time_loop(src):
+    assert time_loops(src, "m")
+
+
+def test_a_driver_hook_may_take_the_drivers_steps():
+    src = (
+        "def f(x, times):\n"
+        "    def advance(s, h, m):\n"
+        "        for _ in range(m):\n"
+        "            s = rk_step(g, s, h, 'rk4')\n"
+        "        euler_identity_steps(s, 1, 1, h, m)\n"
+        "        return s\n"
+        "    for k in range(3):\n"  # not a step count
+        "        pass\n"
+        "    return drive(advance, x, times, dt=0.1)\n"
+    )
+    assert time_loops(src, "m") == []
