@@ -12,13 +12,31 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
 __all__ = ["Trajectory"]
+
+#: The solvers' own quantities that are time series (first axis along ``times``):
+#: :meth:`Trajectory.subsample` samples them with the times.
+_SERIES = frozenset(
+    {
+        "means",  # integrate_gaussian, cloud_scenario
+        "covariances",
+        "mass",  # mean_field
+        "resolution",
+        "step_indices",  # energy_flow
+        "energies",
+        "energy",  # merge_flow
+        "clusters",
+        "gamma",  # equiangular_scheme
+        "radius",
+        "clock",
+    }
+)
 
 #: Attribute names of earlier releases: old name -> current name.
 _RENAMED = {
@@ -89,6 +107,41 @@ class Trajectory:
 
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | set(self.__dict__.get("info") or {}))
+
+    def subsample(self, index: Any) -> Trajectory:
+        """The trajectory at ``times[index]`` (a slice or integer indices): the
+        states, the observables and the solver's time series sampled alike.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from attnlib import Model, sample_sphere, simulate
+        >>> tr = simulate(Model(), sample_sphere(4, 3, rng=0),
+        ...               times=np.linspace(0, 1, 11))
+        >>> sub = tr.subsample(slice(0, None, 5))
+        >>> sub.times.tolist(), sub.states.shape, bool((sub.final == tr.final).all())
+        ([0.0, 0.5, 1.0], (3, 4, 3), True)
+        """
+        if self.times is None:
+            raise ValueError("this Trajectory has no times to subsample")
+        times = np.asarray(self.times)[index]
+        if np.ndim(times) != 1:
+            raise ValueError(
+                f"index must select a 1-D run of times (a slice or integer indices), "
+                f"got {index!r}"
+            )
+        info = {
+            k: np.asarray(v)[index] if k in _SERIES else v for k, v in self.info.items()
+        }
+        return replace(
+            self,
+            times=times,
+            states=None if self.states is None else self.states[index],
+            observables=MappingProxyType(
+                {k: np.asarray(v)[index] for k, v in self.observables.items()}
+            ),
+            info=MappingProxyType(info),
+        )
 
 
 def trajectory(**fields: Any) -> Trajectory:

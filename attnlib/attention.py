@@ -75,6 +75,7 @@ from ._sinkhorn import SinkhornConvergenceWarning, SinkhornResult, sinkhorn
 
 __all__ = [
     "Model",
+    "MeasureModel",
     "SinkhornResult",
     "attention_matrix",
     "measure_field",
@@ -490,3 +491,81 @@ def measure_field(
         normalization=normalization,
         sphere=sphere,
     )
+
+
+class MeasureModel:
+    r"""The atoms of a weighted measure moving in their own field, on the sphere.
+
+    For :math:`\mu = \sum_j w_j\delta_{x_j}` with fixed weights, the atoms follow
+    :math:`\dot x_i = \mathcal X[\mu](x_i)` (:func:`measure_field`): the mean-field
+    equation of a measure with weighted atoms (with ``weights = 1/n`` it is
+    :class:`Model`). It implements :class:`attnlib.integrate.Dynamics`, so
+    :func:`attnlib.simulate` integrates it.
+
+    Parameters
+    ----------
+    weights : ndarray, shape (m,)
+        Non-negative masses with a positive sum, one per atom.
+    beta : float
+        Inverse temperature ``>= 0``.
+    normalization : {"sa", "usa"}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnlib import Model, sample_sphere, simulate
+    >>> X = sample_sphere(6, 3, rng=0)
+    >>> a = simulate(MeasureModel(np.full(6, 1 / 6), 2.0), X, t_final=1.0).final
+    >>> b = simulate(Model(beta=2.0), X, t_final=1.0).final
+    >>> bool(np.allclose(a, b, atol=1e-13))
+    True
+    """
+
+    sphere = True
+
+    def __init__(
+        self, weights: Any, beta: float = 1.0, *, normalization: str = "sa"
+    ) -> None:
+        w = as_states(weights, "weights", ndims=(1,)).astype(np.float64, copy=True)
+        if np.any(w < 0) or not w.sum() > 0:
+            raise ValueError("weights must be >= 0 with a positive sum")
+        self.weights = w
+        self.beta = check_real(beta, "beta", low=0.0)
+        check_choice(normalization, "normalization", NORMALIZATIONS)
+        self.normalization = normalization
+
+    def __repr__(self) -> str:
+        return (
+            f"MeasureModel(<{self.weights.size} weights>, beta={self.beta:g}, "
+            f"normalization={self.normalization!r})"
+        )
+
+    def check_states(self, X: Any, name: str = "X") -> np.ndarray:
+        """``X`` validated: one unit row per weight."""
+        X = as_states(X, name, ndims=(2,))
+        if X.shape[0] != self.weights.size:
+            raise ValueError(
+                f"{name} must have one row per weight ({self.weights.size}), got "
+                f"shape {X.shape}"
+            )
+        check_unit_norm(X, name)
+        return X
+
+    def stable_step(self) -> None:
+        """No step-size limit of its own (see :class:`attnlib.integrate.Dynamics`)."""
+        return None
+
+    def rhs(self, X: np.ndarray) -> np.ndarray:
+        """The velocity without validation, for integrators."""
+        return kern.measure_field(
+            X,
+            X,
+            self.weights,
+            self.beta,
+            normalization=self.normalization,
+            sphere=True,
+        )
+
+    def velocity(self, X: Any) -> np.ndarray:
+        """The velocity at the atoms ``X`` (validated)."""
+        return self.rhs(self.check_states(X))

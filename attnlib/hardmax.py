@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _kernel as kern
 from ._validation import as_heads, as_states, check_real, check_unit_norm
 
 __all__ = ["hardmax_weights", "Hardmax"]
@@ -187,7 +188,7 @@ class Hardmax:
         XV = X if self._v is None else X @ self._v.T
         out = H @ XV
         if self.sphere:
-            out -= np.sum(out * X, axis=-1, keepdims=True) * X
+            kern.project(X, out)
         elif self.consensus:
             out -= X
         return out

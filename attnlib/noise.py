@@ -43,6 +43,7 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+from . import _kernel as kern
 from ._lazy import special
 
 from ._validation import (
@@ -228,9 +229,8 @@ def simulate_noisy(
         amp = np.sqrt(2.0 * sig * h)
         for _ in range(m):
             xi = rng.standard_normal(X.shape)
-            xi -= np.sum(xi * X, axis=-1, keepdims=True) * X
-            X = X + h * model.rhs(X) + amp * xi
-            X /= np.linalg.norm(X, axis=-1, keepdims=True)
+            kern.project(X, xi)
+            X = kern.retract(X + h * model.rhs(X) + amp * xi)
         return X
 
     def observe(k, X):

@@ -53,6 +53,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from . import _kernel as kern
 from ._lazy import integrate
 
 from ._validation import (
@@ -66,6 +67,7 @@ from ._validation import (
     log_max,
 )
 from .attention import Model
+from .equiangular import _rate
 from .integrate import Trajectory, output_times
 from ._results import trajectory
 
@@ -159,7 +161,7 @@ class NormalisedModel:
         """The velocity field without validation, for integrators."""
         if self.sphere:
             return self.attention.rhs(Y)
-        X = Y / np.linalg.norm(Y, axis=-1, keepdims=True)
+        X = kern.retract(Y.copy())
         u = self.attention.rhs(X)
         if self.scheme == "pre":
             return u
@@ -264,7 +266,7 @@ def equiangular_scheme_rhs(
 def _scheme_rhs(g, r, beta, n, scheme, normalization):
     """:func:`equiangular_scheme_rhs` on checked arguments (the ODE's field)."""
     a, b = _weights(g, beta, n, normalization)
-    flow = 2.0 * b * (1.0 - g) * (1.0 + (n - 1) * g)
+    flow = _rate(g, beta, n, normalization)  # the equiangular rate: 2 b (1-g)(1+(n-1)g)
     if scheme == "post":
         return flow, np.zeros_like(flow), np.ones_like(flow)
     if scheme == "pre":

@@ -6,17 +6,29 @@ Arrays hold points along the last axis: ``(n, d)`` for one configuration,
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from . import _kernel as kern
 from ._validation import (
     as_numeric,
     as_states,
     check_finite_result,
     check_int,
+    check_real,
     check_rng,
+    check_unit_norm,
 )
 
-__all__ = ["project", "retract", "sample_sphere", "orthonormal_frame"]
+__all__ = [
+    "project",
+    "retract",
+    "sample_sphere",
+    "orthonormal_frame",
+    "tangent_frame",
+    "tangent_jacobian",
+]
 
 
 def project(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -44,7 +56,7 @@ def project(x: np.ndarray, y: np.ndarray) -> np.ndarray:
             f"x and y must have the same shape, got {x.shape} and {y.shape}"
         )
     return check_finite_result(
-        y - np.sum(x * y, axis=-1, keepdims=True) * x,
+        kern.project(x, y.copy()),
         "the projection",
         "x and y are too large (<x, y> x overflows; x is a unit vector on the sphere)",
     )
@@ -60,7 +72,7 @@ def retract(y: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(y, axis=-1, keepdims=True)
     if np.any(norms == 0) or not np.all(np.isfinite(norms)):
         raise ValueError("y has a zero or non-finite row, which cannot be normalised")
-    return y / norms
+    return kern.retract(y.astype(np.result_type(y.dtype, norms.dtype)))
 
 
 def sample_sphere(
@@ -124,3 +136,90 @@ def orthonormal_frame(
     q, r = np.linalg.qr(rng.standard_normal((d, n)))
     q = q * np.sign(np.diag(r))
     return np.ascontiguousarray(q.T)
+
+
+def tangent_frame(x: np.ndarray) -> np.ndarray:
+    """An orthonormal basis of the tangent space :math:`T_x S^{d-1}`, as rows.
+
+    Parameters
+    ----------
+    x : ndarray, shape (d,)
+        A unit vector.
+
+    Returns
+    -------
+    ndarray, shape (d - 1, d)
+        Orthonormal rows orthogonal to ``x`` (the last right singular vectors of
+        ``x`` as a one-row matrix).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> F = tangent_frame(np.array([0.0, 0.0, 1.0]))
+    >>> F.shape, bool(np.allclose(F @ F.T, np.eye(2))), bool(np.allclose(F[:, 2], 0))
+    ((2, 3), True, True)
+    """
+    x = as_states(x, "x", ndims=(1,))
+    check_unit_norm(x[None], "x")
+    return np.linalg.svd(x[None])[2][1:]
+
+
+def tangent_jacobian(
+    field: Any, X: np.ndarray, *, eps: float = 1e-6, frames: Any = None
+) -> np.ndarray:
+    r"""Jacobian of a velocity field on :math:`(S^{d-1})^n` in tangent coordinates.
+
+    Column ``(i, a)`` is the centred difference
+    :math:`(v(R(X + \varepsilon e)) - v(R(X - \varepsilon e))) / 2\varepsilon`
+    along the tangent vector :math:`e` = row ``a`` of the frame of token ``i``
+    (moved alone; :math:`R` the retraction), written in the frames of all tokens.
+    At a stationary configuration its eigenvalues are those of the linearised
+    dynamics; two frames give similar matrices (same spectrum).
+
+    Parameters
+    ----------
+    field : callable
+        The velocity, ``field(X) -> (n, d)`` (e.g. ``Model(...).velocity``).
+    X : ndarray, shape (n, d)
+        Unit rows.
+    eps : float
+        Difference step, in ``(0, 0.1]`` (a centred difference needs a small one).
+    frames : sequence of n arrays of shape (d - 1, d), optional
+        Orthonormal tangent frames, as rows (default :func:`tangent_frame`).
+
+    Returns
+    -------
+    ndarray, shape (n (d - 1), n (d - 1))
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnlib import Model
+    >>> X = np.array([[1.0, 0.0], [-1.0, 0.0]])     # two antipodal tokens: unstable
+    >>> J = tangent_jacobian(Model(beta=1.0).velocity, X)
+    >>> [round(float(v), 6) + 0.0 for v in np.sort(np.linalg.eigvals(J).real)]
+    [0.0, 0.238406]
+    >>> round(float(2 * np.exp(-1) / (np.exp(1) + np.exp(-1))), 6)  # 2e^-b/(e^b+e^-b)
+    0.238406
+    """
+    if not callable(field):
+        raise TypeError(f"field must be callable (X -> velocity), got {field!r}")
+    X = as_states(X, "X", ndims=(2,))
+    check_unit_norm(X, "X")
+    eps = check_real(eps, "eps", low=0.0, high=0.1, strict_low=True)
+    n, d = X.shape
+    if frames is None:
+        frames = [tangent_frame(x) for x in X]
+    elif len(frames) != n or any(np.shape(F) != (d - 1, d) for F in frames):
+        raise ValueError(
+            f"frames must hold n={n} arrays of shape (d - 1, d) = ({d - 1}, {d})"
+        )
+    cols = []
+    for i in range(n):
+        for e in frames[i]:
+            E = np.zeros_like(X)
+            E[i] = eps * e
+            dv = field(retract(X + E)) - field(retract(X - E))
+            dv /= 2 * eps
+            cols.append(np.concatenate([frames[k] @ dv[k] for k in range(n)]))
+    return np.array(cols).T

@@ -263,6 +263,4 @@ def two_particle_angle(normalization: str = "sa") -> Derivation:
         num, den = sp.fraction(sp.together(theta_rate))
         f = sp.exp(beta * sp.cos(th))
         theta_rate = sp.simplify(sp.expand(num / f)) / sp.simplify(sp.expand(den / f))
-    return Derivation(
-        dict(beta=beta, theta=th, cos_rate=c_rate, theta_rate=theta_rate)
-    )
+    return Derivation(dict(beta=beta, theta=th, cos_rate=c_rate, theta_rate=theta_rate))

@@ -125,6 +125,13 @@ SPECS = [
     Spec("retract", sphere.retract, {"y": X8 * 2}),
     Spec("sample_sphere", sphere.sample_sphere, {"n": 4, "d": 3, "rng": 0}),
     Spec("orthonormal_frame", sphere.orthonormal_frame, {"n": 3, "d": 4, "rng": 0}),
+    Spec("tangent_frame", sphere.tangent_frame, {"x": X8[0]}),
+    Spec(
+        "tangent_jacobian",
+        sphere.tangent_jacobian,
+        {"field": al.Model(beta=1.0).velocity, "X": X8[:4], "eps": 1e-6},
+        skip=("field",),
+    ),
     # attention
     Spec(
         "Model.velocity",
@@ -186,6 +193,11 @@ SPECS = [
             "Q": Q3,
             "normalization": "sa",
         },
+    ),
+    Spec(
+        "MeasureModel.velocity",
+        _m(attention.MeasureModel, "velocity", X8),
+        {"weights": np.full(8, 0.125), "beta": 2.0, "normalization": "usa"},
     ),
     # integrate
     Spec(
