@@ -20,7 +20,7 @@ import numpy as np
 
 from attnlib import _kernel, simulate
 from attnlib.causal import CausalModel, positional_weights
-from attnlib.widgets.frontiers import causal_run, four_clusters
+from attnlib.scenarios import causal_run, four_clusters
 from timing import best_time
 
 

@@ -304,3 +304,63 @@ def test_a_driver_hook_may_take_the_drivers_steps():
         "    return drive(advance, x, times, dt=0.1)\n"
     )
     assert time_loops(src, "m") == []
+
+
+# ------------------------------------------------------ front ends that only draw
+#: What the front ends must not call: the integrators, the steppers and the velocity
+#: fields. The runs they show come ready from the library (attnlib.scenarios, or a
+#: result-level function such as phase_transition_curve).
+NUMERICS = re.compile(
+    r"^(simulate\w*|integrate_\w+|mean_field|energy_flow|merge_flow|"
+    r"density_mirror_descent|minimise_configuration|phase_diagram|run_ensemble|"
+    r"equiangular_(gamma|scheme|time_to)|scheme_time_to|run_explicit|drive|rk_step|"
+    r"solve_ivp|odeint|velocity|rhs|\w+_velocity|\w+_field|\w+_rhs)$"
+)
+FRONT_END_DIRS = ("viz", "widgets")
+
+
+def front_end_numerics(source: str, where: str) -> list[str]:
+    """``where:line what`` for each use of numerics in a front-end module: a
+    ``linalg`` attribute (numpy's or scipy's), an import of scipy, or a call of an
+    integrator, stepper or field (:data:`NUMERICS`)."""
+    out = []
+    for n in ast.walk(ast.parse(source)):
+        if isinstance(n, ast.Attribute) and n.attr == "linalg":
+            out.append(f"{where}:{n.lineno} linalg")
+        elif isinstance(n, ast.Import) and any(
+            a.name.split(".")[0] == "scipy" for a in n.names
+        ):
+            out.append(f"{where}:{n.lineno} imports scipy")
+        elif isinstance(n, ast.ImportFrom) and (n.module or "").startswith("scipy"):
+            out.append(f"{where}:{n.lineno} imports scipy")
+        elif isinstance(n, ast.Call):
+            f = n.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if NUMERICS.match(name):
+                out.append(f"{where}:{n.lineno} calls {name}")
+    return out
+
+
+def test_the_front_ends_only_draw():
+    root = Path(attnlib.__file__).parent
+    found = []
+    for sub in FRONT_END_DIRS:
+        for path in sorted((root / sub).glob("*.py")):
+            found += front_end_numerics(path.read_text(), f"{sub}/{path.name}")
+    assert not found, "numerics in the front ends:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "src, what",
+    [
+        ("import numpy as np\nw = np.linalg.eigh(S)\n", "linalg"),
+        ("from scipy.special import iv\n", "imports scipy"),
+        ("tr = simulate(model, X0, t_final=1.0)\n", "calls simulate"),
+        ("v = model.velocity(X)\n", "calls velocity"),
+        ("F = measure_field(X, X, w)\n", "calls measure_field"),
+        ("sol = mean_field(rho, 1.0, times=t)\n", "calls mean_field"),
+    ],
+)
+def test_the_front_end_walk_sees_numerics(src, what):
+    found = front_end_numerics(src, "m.py")
+    assert found and what in found[0], found

@@ -14,13 +14,12 @@ import numpy as np
 from matplotlib.animation import FuncAnimation
 
 from ..circle import (
-    CircleModel,
     DensityTrajectory,
     growth_rates,
     kuramoto_r,
     order_parameter,
-    simulate_angles,
 )
+from ..scenarios import particle_run
 
 __all__ = [
     "draw_circle",
@@ -50,30 +49,6 @@ def draw_circle(ax: Any, theta: np.ndarray, *, color: Any = "C0", s: float = 18)
     ax.set_xticks([])
     ax.set_yticks([])
     return sc
-
-
-def particle_run(
-    beta: float,
-    n: int,
-    *,
-    t_final: float = 20.0,
-    n_frames: int = 81,
-    seed: int = 0,
-    normalization: str = "sa",
-    n_max: int | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Angles ``(T, n)`` at ``T = n_frames`` times from uniform random initial data.
-
-    The first ``n`` of ``n_max`` uniform angles drawn with ``seed`` are used, so the
-    initial data of different ``n`` are nested.
-    """
-    rng = np.random.default_rng(seed)
-    th0 = rng.uniform(0, TWO_PI, max(n, n_max or n))[:n]
-    times = np.linspace(0, t_final, n_frames)
-    model = CircleModel(beta=beta, normalization=normalization)
-    dt = 0.1 if normalization == "sa" else 0.2 * np.exp(-beta)
-    tr = simulate_angles(model, th0, times=times, dt=dt)
-    return times, tr.states
 
 
 def draw_particles(

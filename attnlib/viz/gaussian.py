@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.animation import FuncAnimation
 
-from ..attention import Model
 from ..gaussian import (
     condition_number,
     disc_coordinates,
     effective_rank,
-    integrate_gaussian,
-    sample_gaussian,
 )
-from ..integrate import simulate
+from ..scenarios import CloudScenario, cloud_scenario, ellipse_points
 
 __all__ = [
     "ellipse_points",
@@ -32,51 +28,6 @@ __all__ = [
     "plot_rank_histograms",
     "plot_kurtosis",
 ]
-
-
-def ellipse_points(alpha, Sigma, *, nsig: float = 2.0, num: int = 100) -> np.ndarray:
-    """Points ``(num, 2)`` of the ellipse ``{alpha + nsig Sigma^{1/2} u : |u| = 1}``."""
-    w, U = np.linalg.eigh(0.5 * (np.asarray(Sigma) + np.asarray(Sigma).T))
-    R = (U * np.sqrt(np.clip(w, 0.0, None))) @ U.T
-    th = np.linspace(0.0, 2 * np.pi, num)
-    return np.asarray(alpha) + nsig * np.stack([np.cos(th), np.sin(th)], 1) @ R.T
-
-
-@dataclass(frozen=True)
-class CloudScenario:
-    """Particles and the predicted Gaussian for one (Q, K, V) in d = 2."""
-
-    times: np.ndarray
-    states: np.ndarray = field(repr=False)
-    means: np.ndarray = field(repr=False)
-    covariances: np.ndarray = field(repr=False)
-    t_star: float = np.inf
-
-
-def cloud_scenario(
-    model: Model,
-    alpha0,
-    Sigma0,
-    *,
-    n: int = 400,
-    seed: int = 0,
-    t_max: float = 2.0,
-    frames: int = 30,
-    dt: float = 0.05,
-) -> CloudScenario:
-    """Simulate ``n`` particles from N(alpha0, Sigma0) and the (alpha, Sigma) ODE.
-
-    The time range stops at 90% of the blow-up time when the covariance blows up.
-    """
-    probe = integrate_gaussian(model, alpha0, Sigma0, t_final=t_max)
-    t_end = min(t_max, 0.9 * probe.blowup_time)
-    times = np.linspace(0.0, t_end, frames)
-    ode = integrate_gaussian(model, alpha0, Sigma0, times=times)
-    X0 = sample_gaussian(alpha0, Sigma0, n, rng=seed)
-    tr = simulate(model, X0, times=times, dt=min(dt, t_end / frames), method="rk4")
-    return CloudScenario(
-        times, tr.states, ode.means, ode.covariances, probe.blowup_time
-    )
 
 
 def draw_cloud(ax, X, alpha, Sigma, *, title: str = "", lim=None):

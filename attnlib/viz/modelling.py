@@ -17,9 +17,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.animation import FuncAnimation
 
-from .._validation import as_states, check_choice, check_real
-from ..attention import Model
-from ..integrate import Trajectory, simulate
+from .._validation import as_states
+from ..integrate import Trajectory
+from ..scenarios import (
+    VARIANTS,
+    usa_clock,
+    variant_field,
+    variant_model,
+    variant_trajectory,
+)
 
 __all__ = [
     "VARIANTS",
@@ -34,95 +40,6 @@ __all__ = [
     "plot_circle_field",
     "animate_states",
 ]
-
-#: Model options of each attention variant (beta and Q, K are added by
-#: :func:`variant_model`).
-VARIANTS: dict[str, dict[str, Any]] = {
-    "SA": dict(kernel="softmax", normalization="sa"),
-    "USA": dict(kernel="softmax", normalization="usa"),
-    "L2": dict(kernel="l2", normalization="sa"),
-    "sigmoid": dict(kernel="sigmoid", normalization="usa"),
-    "Sinkhorn": dict(kernel="sinkhorn", normalization="sa", sinkhorn_tol=1e-10),
-    "causal": dict(kernel="softmax", normalization="sa", mask="causal"),
-}
-
-
-def variant_model(
-    name: str, beta: float, *, Q: np.ndarray | None = None, K: np.ndarray | None = None
-) -> Model:
-    """The :class:`attnlib.Model` of the variant ``name`` (a key of :data:`VARIANTS`).
-
-    Examples
-    --------
-    >>> variant_model("Sinkhorn", 2.0).kernel
-    'sinkhorn'
-    """
-    check_choice(name, "name", tuple(VARIANTS))
-    return Model(beta=beta, Q=Q, K=K, **VARIANTS[name])
-
-
-def usa_clock(
-    beta: float, Q: np.ndarray | None = None, K: np.ndarray | None = None
-) -> float:
-    r"""Exponent :math:`c = \beta\|Q\|_2\|K\|_2` of the USA clock :math:`s = e^c t`.
-
-    :math:`|\langle Qx, Ky\rangle| \le \|Q\|_2\|K\|_2` on the sphere, so the USA
-    weights :math:`e^{\beta\langle Qx_i, Kx_j\rangle - c}` on this clock are at most one
-    (:math:`c = \beta` for :math:`Q = K = I`).
-    """
-    beta = check_real(beta, "beta", low=0.0)
-    nq = 1.0 if Q is None else float(np.linalg.norm(Q, 2))
-    nk = 1.0 if K is None else float(np.linalg.norm(K, 2))
-    return beta * nq * nk
-
-
-def variant_field(
-    name: str,
-    beta: float,
-    *,
-    Q: np.ndarray | None = None,
-    K: np.ndarray | None = None,
-    usa_clock_rescaled: bool = True,
-) -> Callable[[np.ndarray], np.ndarray]:
-    r"""Velocity field of a variant, USA optionally on its display clock.
-
-    Every variant uses its own time, except USA with ``usa_clock_rescaled=True``,
-    whose field is then multiplied by :math:`e^{-c}` with :math:`c` from
-    :func:`usa_clock` (clock :math:`s = e^{c} t`; :math:`c = \beta` for
-    :math:`Q = K = I`): same trajectories, bounded speed. Each call builds a fresh
-    model, so the Sinkhorn warm start follows one trajectory.
-    """
-    model = variant_model(name, beta, Q=Q, K=K)
-    if name != "USA" or not usa_clock_rescaled:
-        return model.rhs
-    scale = float(np.exp(-usa_clock(beta, Q, K)))
-    return lambda X: scale * model.rhs(X)
-
-
-def variant_trajectory(
-    name: str,
-    X0: np.ndarray,
-    beta: float,
-    times: np.ndarray,
-    *,
-    Q: np.ndarray | None = None,
-    K: np.ndarray | None = None,
-    dt: float = 0.1,
-    method: str = "heun",
-    usa_clock_rescaled: bool = True,
-) -> Trajectory:
-    """Trajectory of ``X0`` (on the sphere) under a variant.
-
-    USA runs on the clock of :func:`variant_field`; with
-    ``usa_clock_rescaled=False`` it runs in its own time with the step shortened
-    to ``0.2 * exp(-c)`` (:func:`usa_clock`) for stability.
-    """
-    model = variant_model(name, beta, Q=Q, K=K)
-    model.check_states(X0, "X0")  # unit rows, dimension: without a field evaluation
-    if name == "USA" and not usa_clock_rescaled:
-        dt = min(dt, 0.2 * float(np.exp(-usa_clock(beta, Q, K))))
-    field = variant_field(name, beta, Q=Q, K=K, usa_clock_rescaled=usa_clock_rescaled)
-    return simulate(field, X0, times=times, dt=dt, method=method, sphere=True)
 
 
 def token_colors(n: int, cmap: str = "viridis") -> np.ndarray:

@@ -21,8 +21,8 @@ import numpy as np
 from IPython.display import display
 
 from .._validation import check_int, check_real
-from ..circle import CircleModel, mean_field, sample_density, simulate_angles
-from ..viz.circle import draw_density, draw_particles, particle_run
+from ..scenarios import density_run, particle_run
+from ..viz.circle import draw_density, draw_particles
 from ._static import Axis, ExplorerBox, StaticSpec, every, show
 
 __all__ = ["CircleParticles", "circle_particles", "CircleDensity", "circle_density"]
@@ -163,18 +163,14 @@ class CircleDensity:
     def solution(self) -> tuple[Any, np.ndarray]:
         b = float(self.beta.value)
         if b not in self._cache:
-            sol = mean_field(
+            self._cache[b] = density_run(
                 self.rho0,
                 b,
-                times=self.times,
-                normalization="sa",
+                self.times,
+                n_particles=self.n_particles,
                 grid_size=self.grid_size,
+                seed=self.seed,
             )
-            th0 = sample_density(sol.states[0], self.n_particles, rng=self.seed)
-            tr = simulate_angles(
-                CircleModel(beta=b, normalization="sa"), th0, times=self.times, dt=0.05
-            )
-            self._cache[b] = (sol, tr.states)
         return self._cache[b]
 
     def redraw(self, *_: Any) -> None:

@@ -5,35 +5,15 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
-import numpy as np
 
-from ..extremisers import energy_flow
 from ..metrics import cluster_count
 from ..sphere import sample_sphere
 from ..viz.extremisers import plot_circle_configuration, plot_sphere_configuration
 from ._static import Axis, ExplorerBox, StaticSpec, show
+from ..scenarios import EXTREMISER_PRESETS as PRESETS
+from ..scenarios import extremiser_run, interaction_matrix
 
 __all__ = ["PRESETS", "interaction_matrix", "extremiser_widget"]
-
-#: name -> (dimension, function of lambda giving D)
-PRESETS = {
-    "diag(1, λ) on S¹": (2, lambda lam: np.diag([1.0, lam])),
-    "diag(-1, λ) on S¹": (2, lambda lam: np.diag([-1.0, lam])),
-    "diag(1, λ, 4) on S²": (3, lambda lam: np.diag([1.0, lam, 4.0])),
-    "λ·I on S²": (3, lambda lam: lam * np.eye(3)),
-    "diag(1, 0, λ) on S² (PSD, kernel e₂)": (3, lambda lam: np.diag([1.0, 0.0, lam])),
-    "-diag(1, λ, 2) on S² (negative definite)": (
-        3,
-        lambda lam: -np.diag([1.0, lam, 2.0]),
-    ),
-}
-
-
-def interaction_matrix(preset: str, lam: float) -> np.ndarray:
-    """The matrix ``D`` of a preset of :data:`PRESETS` at parameter ``lam``."""
-    if preset not in PRESETS:
-        raise ValueError(f"preset must be one of {tuple(PRESETS)}, got {preset!r}")
-    return PRESETS[preset][1](float(lam))
 
 
 def extremiser_widget(
@@ -89,16 +69,14 @@ def extremiser_widget(
     def redraw(*_):
         name = controls["preset"].value
         lam_v = controls["lam"].value
-        d, make = PRESETS[name]
-        D = make(lam_v)
-        res = energy_flow(
+        d = PRESETS[name][0]
+        D, res = extremiser_run(
+            name,
+            lam_v,
             starts[d],
-            D,
             direction=controls["direction"].value,
             metric=controls["metric"].value,
-            tau=0.5,
             steps=steps,
-            record_every=5,
         )
         fig.clear()
         if d == 2:

@@ -22,13 +22,16 @@ import numpy as np
 from IPython.display import display
 
 from .._validation import check_int, check_real
-from ..attention import Model
-from ..causal import CausalModel, retention_profile
-from ..hardmax import Hardmax
-from ..integrate import simulate
-from ..normalisation import equiangular_scheme
+from ..causal import retention_profile
 from ..viz.frontiers import draw_causal, draw_hardmax, draw_schemes
 from ._static import Axis, ExplorerBox, StaticSpec, show
+from ..scenarios import (
+    causal_run,
+    four_clusters,
+    scheme_solutions,
+    temperature_runs,
+    voronoi_tokens,
+)
 
 __all__ = [
     "SchemeExplorer",
@@ -56,13 +59,6 @@ def _slider(value, lo, hi, step, name):
 
 
 # ------------------------------------------------------------- normalisation
-def scheme_solutions(beta: float, n: int, t_final: float = 200.0) -> dict:
-    """Equiangular solutions of the three schemes on a log time grid."""
-    times = np.concatenate([[0.0], np.logspace(-2, np.log10(t_final), 120)])
-    return {
-        s: equiangular_scheme(times, beta=beta, n=n, scheme=s)
-        for s in ("post", "pre", "peri")
-    }
 
 
 @dataclass(eq=False)
@@ -141,41 +137,6 @@ def scheme_explorer(*, beta: float = 1.0, n: int = 32) -> SchemeExplorer:
 
 
 # ------------------------------------------------------------------ causal
-def four_clusters(n: int = 64, seed: int = 17) -> tuple[np.ndarray, np.ndarray]:
-    r"""Initial angles of [DGR]'s run: four clusters of :math:`n/4` consecutive
-    tokens at :math:`(0.1, 0.7, 1.3, 1.9)\pi`, spread :math:`N(0, 0.075^2)`.
-
-    Returns
-    -------
-    theta, labels : ndarrays, shape (n,)
-    """
-    n = check_int(n, "n", low=4)
-    rng = np.random.default_rng(seed)
-    labels = np.repeat(np.arange(4), int(np.ceil(n / 4)))[:n]
-    centres = np.linspace(0.1, 1.9, 4) * np.pi
-    theta = centres[labels] + rng.normal(0.0, 0.075, size=n)
-    return np.mod(theta, 2 * np.pi), labels
-
-
-def causal_run(
-    theta0: np.ndarray,
-    *,
-    beta: float,
-    lam: float,
-    t_final: float = 10.0,
-    dt: float = 0.0025,
-    n_frames: int = 101,
-) -> tuple[np.ndarray, np.ndarray]:
-    """RK4 run of the positional causal model on the circle (slope ``lam / n``).
-
-    Returns the output times and the angles, shape (T, n).
-    """
-    n = theta0.size
-    X0 = np.c_[np.cos(theta0), np.sin(theta0)]
-    model = CausalModel(beta, slope=lam / n, normalization="positional")
-    times = np.linspace(0.0, t_final, n_frames)
-    tr = simulate(model, X0, times=times, dt=dt)
-    return times, np.arctan2(tr.states[..., 1], tr.states[..., 0])
 
 
 @dataclass(eq=False)
@@ -300,28 +261,6 @@ def causal_explorer(
 
 
 # ---------------------------------------------------------- low temperature
-def voronoi_tokens(k: int = 5, m: int = 30, seed: int = 3) -> np.ndarray:
-    """``k`` hull vertices on the unit circle followed by ``m`` tokens inside."""
-    rng = np.random.default_rng(seed)
-    ang = np.sort(rng.uniform(0, 2 * np.pi, k))
-    verts = np.c_[np.cos(ang), np.sin(ang)]
-    inner = rng.dirichlet(np.full(k, 0.7), m) @ verts
-    return np.vstack([verts, inner])
-
-
-def temperature_runs(
-    Z0: np.ndarray, beta: float | None, *, t_final: float = 3.0, n_frames: int = 31
-) -> np.ndarray:
-    """Consensus-form paths, shape (T, n, 2): hardmax if ``beta`` is None."""
-    times = np.linspace(0.0, t_final, n_frames)
-    if beta is None:
-        return simulate(
-            Hardmax(sphere=False, consensus=True), Z0, times=times, dt=0.01
-        ).states
-    soft = Model(beta=beta, sphere=False)
-    return simulate(
-        lambda X: soft.rhs(X) - X, Z0, times=times, dt=0.01, sphere=False
-    ).states
 
 
 @dataclass(eq=False)

@@ -6,60 +6,12 @@ import ipywidgets as W
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..attention import Model
-from ..viz.gaussian import cloud_scenario, draw_cloud
+from ..scenarios import GAUSSIAN_PRESETS as PRESETS
+from ..scenarios import ALPHA0, KERNEL_CHOICES, SIGMA0, cloud_scenario, preset_model
+from ..viz.gaussian import draw_cloud
 from ._static import Axis, ExplorerBox, StaticSpec, every, show
 
 __all__ = ["PRESETS", "preset_model", "gaussian_widget"]
-
-ALPHA0 = np.array([0.3, -0.2])
-SIGMA0 = np.array([[1.0, 0.3], [0.3, 0.6]])
-
-#: name -> (Q, K, V); ``None`` entries are random (drawn from the seed).
-PRESETS = {
-    "blow-up (Q, K of the reference)": (
-        np.array([[1.0, 0.2], [0.0, 0.8]]),
-        np.array([[0.9, 0.0], [0.1, 1.1]]),
-        None,
-    ),
-    "collapse onto a line (K = -Q, rank 1)": (
-        np.array([[1.0, 0.5]]),
-        -np.array([[1.0, 0.5]]),
-        None,
-    ),
-    "decay to a point (Q = -I)": (-np.eye(2), np.eye(2), None),
-    "rotation (A antisymmetric)": (
-        np.array([[0.0, 1.0], [-1.0, 0.0]]),
-        np.eye(2),
-        None,
-    ),
-    "random Q, K, V": "random",
-}
-
-
-#: Kernels offered by the widget. Sinkhorn is left out: it solves a transport plan at
-#: every stage of every step, and a 400-particle scenario takes 12-55 s here, far too
-#: slow for a slider.
-KERNEL_CHOICES = ("softmax", "l2")
-
-
-def preset_model(name: str, seed: int = 0, *, kernel: str = "softmax") -> Model:
-    """The ``Model`` (``sphere=False``) of a preset; random ones drawn from ``seed``.
-
-    ``kernel`` is ``"softmax"`` or ``"l2"``.
-    """
-    if name not in PRESETS:
-        raise ValueError(f"name must be one of {tuple(PRESETS)}, got {name!r}")
-    spec = PRESETS[name]
-    if spec == "random":
-        g = np.random.default_rng(seed)
-        Q, K = g.standard_normal((2, 2, 2)) / np.sqrt(2)
-        V = np.eye(2) + 0.5 * g.standard_normal((2, 2)) / np.sqrt(2)
-    else:
-        Q, K, V = spec
-    if kernel not in KERNEL_CHOICES:
-        raise ValueError(f"kernel must be one of {KERNEL_CHOICES}, got {kernel!r}")
-    return Model(Q=Q, K=K, V=V, kernel=kernel, sphere=False)
 
 
 def gaussian_widget(

@@ -20,7 +20,8 @@ from IPython.display import display
 
 from .._validation import check_int, check_real
 from ..sphere import sample_sphere
-from ..viz.modelling import VARIANTS, draw_sphere, token_colors, variant_trajectory
+from ..scenarios import VARIANTS, variant_trajectory
+from ..viz.modelling import draw_sphere, token_colors
 from ._static import Axis, ExplorerBox, StaticSpec, every, show
 
 __all__ = ["SphereExplorer", "sphere_explorer"]

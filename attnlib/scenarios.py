@@ -1,0 +1,419 @@
+r"""Scenarios of the chapters: presets and the runs behind figures and widgets.
+
+The front ends (:mod:`attnlib.viz`, :mod:`attnlib.widgets`) only draw; the
+numbers they show come from here, so a chapter, a widget and a benchmark that show
+the same scenario compute it once, in the library.
+
+* attention variants of the modelling chapter: :data:`VARIANTS`,
+  :func:`variant_model`, :func:`usa_clock`, :func:`variant_field`,
+  :func:`variant_trajectory`;
+* the circle: :func:`particle_run`, :func:`density_run`;
+* the Gaussian chapter: :data:`ALPHA0`, :data:`SIGMA0`, :data:`GAUSSIAN_PRESETS`,
+  :data:`KERNEL_CHOICES`, :func:`preset_model`, :func:`ellipse_points`,
+  :func:`cloud_scenario`;
+* energy extremisers: :data:`EXTREMISER_PRESETS`, :func:`interaction_matrix`,
+  :func:`extremiser_run`;
+* the frontiers: :func:`scheme_solutions`, :func:`four_clusters`,
+  :func:`causal_run`, :func:`voronoi_tokens`, :func:`temperature_runs`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._results import Trajectory, trajectory
+from ._validation import check_choice, check_int, check_real
+from .angles import CircleModel, simulate_angles
+from .extremisers import energy_flow
+from .meanfield import mean_field, sample_density
+from .attention import Model
+from .causal import CausalModel
+from .gaussian import integrate_gaussian, sample_gaussian
+from .hardmax import Hardmax
+from .integrate import simulate
+from .normalisation import equiangular_scheme
+
+__all__ = [
+    "VARIANTS",
+    "variant_model",
+    "usa_clock",
+    "variant_field",
+    "variant_trajectory",
+    "particle_run",
+    "density_run",
+    "ALPHA0",
+    "SIGMA0",
+    "GAUSSIAN_PRESETS",
+    "KERNEL_CHOICES",
+    "preset_model",
+    "ellipse_points",
+    "CloudScenario",
+    "cloud_scenario",
+    "EXTREMISER_PRESETS",
+    "interaction_matrix",
+    "extremiser_run",
+    "scheme_solutions",
+    "four_clusters",
+    "causal_run",
+    "voronoi_tokens",
+    "temperature_runs",
+]
+
+TWO_PI = 2 * np.pi
+
+
+# ------------------------------------------------------------ attention variants
+#: Model options of each attention variant (beta and Q, K are added by
+#: :func:`variant_model`).
+VARIANTS: dict[str, dict[str, Any]] = {
+    "SA": dict(kernel="softmax", normalization="sa"),
+    "USA": dict(kernel="softmax", normalization="usa"),
+    "L2": dict(kernel="l2", normalization="sa"),
+    "sigmoid": dict(kernel="sigmoid", normalization="usa"),
+    "Sinkhorn": dict(kernel="sinkhorn", normalization="sa", sinkhorn_tol=1e-10),
+    "causal": dict(kernel="softmax", normalization="sa", mask="causal"),
+}
+
+
+def variant_model(
+    name: str, beta: float, *, Q: np.ndarray | None = None, K: np.ndarray | None = None
+) -> Model:
+    """The :class:`attnlib.Model` of the variant ``name`` (a key of :data:`VARIANTS`).
+
+    Examples
+    --------
+    >>> variant_model("Sinkhorn", 2.0).kernel
+    'sinkhorn'
+    """
+    check_choice(name, "name", tuple(VARIANTS))
+    return Model(beta=beta, Q=Q, K=K, **VARIANTS[name])
+
+
+def usa_clock(
+    beta: float, Q: np.ndarray | None = None, K: np.ndarray | None = None
+) -> float:
+    r"""Exponent :math:`c = \beta\|Q\|_2\|K\|_2` of the USA clock :math:`s = e^c t`.
+
+    :math:`|\langle Qx, Ky\rangle| \le \|Q\|_2\|K\|_2` on the sphere, so the USA
+    weights :math:`e^{\beta\langle Qx_i, Kx_j\rangle - c}` on this clock are at most one
+    (:math:`c = \beta` for :math:`Q = K = I`).
+    """
+    beta = check_real(beta, "beta", low=0.0)
+    nq = 1.0 if Q is None else float(np.linalg.norm(Q, 2))
+    nk = 1.0 if K is None else float(np.linalg.norm(K, 2))
+    return beta * nq * nk
+
+
+def variant_field(
+    name: str,
+    beta: float,
+    *,
+    Q: np.ndarray | None = None,
+    K: np.ndarray | None = None,
+    usa_clock_rescaled: bool = True,
+) -> Callable[[np.ndarray], np.ndarray]:
+    r"""Velocity field of a variant, USA optionally on its display clock.
+
+    Every variant uses its own time, except USA with ``usa_clock_rescaled=True``,
+    whose field is then multiplied by :math:`e^{-c}` with :math:`c` from
+    :func:`usa_clock` (clock :math:`s = e^{c} t`; :math:`c = \beta` for
+    :math:`Q = K = I`): same trajectories, bounded speed. Each call builds a fresh
+    model, so the Sinkhorn warm start follows one trajectory.
+    """
+    model = variant_model(name, beta, Q=Q, K=K)
+    if name != "USA" or not usa_clock_rescaled:
+        return model.rhs
+    scale = float(np.exp(-usa_clock(beta, Q, K)))
+    return lambda X: scale * model.rhs(X)
+
+
+def variant_trajectory(
+    name: str,
+    X0: np.ndarray,
+    beta: float,
+    times: np.ndarray,
+    *,
+    Q: np.ndarray | None = None,
+    K: np.ndarray | None = None,
+    dt: float = 0.1,
+    method: str = "heun",
+    usa_clock_rescaled: bool = True,
+) -> Trajectory:
+    """Trajectory of ``X0`` (on the sphere) under a variant.
+
+    USA runs on the clock of :func:`variant_field`; with
+    ``usa_clock_rescaled=False`` it runs in its own time with the step shortened
+    to ``0.2 * exp(-c)`` (:func:`usa_clock`) for stability.
+    """
+    model = variant_model(name, beta, Q=Q, K=K)
+    model.check_states(X0, "X0")  # unit rows, dimension: without a field evaluation
+    if name == "USA" and not usa_clock_rescaled:
+        dt = min(dt, 0.2 * float(np.exp(-usa_clock(beta, Q, K))))
+    field = variant_field(name, beta, Q=Q, K=K, usa_clock_rescaled=usa_clock_rescaled)
+    return simulate(field, X0, times=times, dt=dt, method=method, sphere=True)
+
+
+# ------------------------------------------------------------------- the circle
+def particle_run(
+    beta: float,
+    n: int,
+    *,
+    t_final: float = 20.0,
+    n_frames: int = 81,
+    seed: int = 0,
+    normalization: str = "sa",
+    n_max: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Angles ``(T, n)`` at ``T = n_frames`` times from uniform random initial data.
+
+    The first ``n`` of ``n_max`` uniform angles drawn with ``seed`` are used, so the
+    initial data of different ``n`` are nested.
+    """
+    rng = np.random.default_rng(seed)
+    th0 = rng.uniform(0, TWO_PI, max(n, n_max or n))[:n]
+    times = np.linspace(0, t_final, n_frames)
+    model = CircleModel(beta=beta, normalization=normalization)
+    dt = 0.1 if normalization == "sa" else 0.2 * np.exp(-beta)
+    tr = simulate_angles(model, th0, times=times, dt=dt)
+    return times, tr.states
+
+
+def density_run(
+    rho0: Any,
+    beta: float,
+    times: np.ndarray,
+    *,
+    n_particles: int,
+    grid_size: int,
+    seed: int,
+) -> tuple[Trajectory, np.ndarray]:
+    """The SA mean-field density from ``rho0`` and ``n_particles`` particles sampled
+    from it (``seed``), at ``times``: ``(density trajectory, angles (T, n))``."""
+    sol = mean_field(rho0, beta, times=times, normalization="sa", grid_size=grid_size)
+    th0 = sample_density(sol.states[0], n_particles, rng=seed)
+    model = CircleModel(beta=beta, normalization="sa")
+    tr = simulate_angles(model, th0, times=times, dt=0.05)
+    return sol, tr.states
+
+
+# ---------------------------------------------------------------- Gaussian case
+ALPHA0 = np.array([0.3, -0.2])
+SIGMA0 = np.array([[1.0, 0.3], [0.3, 0.6]])
+
+#: name -> (Q, K, V); ``None`` entries are random (drawn from the seed).
+GAUSSIAN_PRESETS = {
+    "blow-up (Q, K of the reference)": (
+        np.array([[1.0, 0.2], [0.0, 0.8]]),
+        np.array([[0.9, 0.0], [0.1, 1.1]]),
+        None,
+    ),
+    "collapse onto a line (K = -Q, rank 1)": (
+        np.array([[1.0, 0.5]]),
+        -np.array([[1.0, 0.5]]),
+        None,
+    ),
+    "decay to a point (Q = -I)": (-np.eye(2), np.eye(2), None),
+    "rotation (A antisymmetric)": (
+        np.array([[0.0, 1.0], [-1.0, 0.0]]),
+        np.eye(2),
+        None,
+    ),
+    "random Q, K, V": "random",
+}
+
+
+#: Kernels offered by the widget. Sinkhorn is left out: it solves a transport plan at
+#: every stage of every step, and a 400-particle scenario takes 12-55 s here, far too
+#: slow for a slider.
+KERNEL_CHOICES = ("softmax", "l2")
+
+
+def preset_model(name: str, seed: int = 0, *, kernel: str = "softmax") -> Model:
+    """The ``Model`` (``sphere=False``) of a preset; random ones drawn from ``seed``.
+
+    ``kernel`` is ``"softmax"`` or ``"l2"``.
+    """
+    if name not in GAUSSIAN_PRESETS:
+        raise ValueError(f"name must be one of {tuple(GAUSSIAN_PRESETS)}, got {name!r}")
+    spec = GAUSSIAN_PRESETS[name]
+    if spec == "random":
+        g = np.random.default_rng(seed)
+        Q, K = g.standard_normal((2, 2, 2)) / np.sqrt(2)
+        V = np.eye(2) + 0.5 * g.standard_normal((2, 2)) / np.sqrt(2)
+    else:
+        Q, K, V = spec
+    if kernel not in KERNEL_CHOICES:
+        raise ValueError(f"kernel must be one of {KERNEL_CHOICES}, got {kernel!r}")
+    return Model(Q=Q, K=K, V=V, kernel=kernel, sphere=False)
+
+
+def ellipse_points(alpha, Sigma, *, nsig: float = 2.0, num: int = 100) -> np.ndarray:
+    """Points ``(num, 2)`` of the ellipse ``{alpha + nsig Sigma^{1/2} u : |u| = 1}``."""
+    w, U = np.linalg.eigh(0.5 * (np.asarray(Sigma) + np.asarray(Sigma).T))
+    R = (U * np.sqrt(np.clip(w, 0.0, None))) @ U.T
+    th = np.linspace(0.0, 2 * np.pi, num)
+    return np.asarray(alpha) + nsig * np.stack([np.cos(th), np.sin(th)], 1) @ R.T
+
+
+#: The result of :func:`cloud_scenario` is an :class:`attnlib.Trajectory` (the name
+#: of earlier releases is kept).
+CloudScenario = Trajectory
+
+
+def cloud_scenario(
+    model: Model,
+    alpha0,
+    Sigma0,
+    *,
+    n: int = 400,
+    seed: int = 0,
+    t_max: float = 2.0,
+    frames: int = 30,
+    dt: float = 0.05,
+) -> Trajectory:
+    """Simulate ``n`` particles from N(alpha0, Sigma0) and the (alpha, Sigma) ODE.
+
+    The time range stops at 90% of the blow-up time when the covariance blows up.
+    Returns a :class:`attnlib.Trajectory`: the particles' ``states`` at ``times``
+    and, in ``info``, the ODE's ``means`` and ``covariances`` and ``t_star`` (the
+    blow-up time of the covariance, ``inf`` if none).
+    """
+    probe = integrate_gaussian(model, alpha0, Sigma0, t_final=t_max)
+    t_end = min(t_max, 0.9 * probe.blowup_time)
+    times = np.linspace(0.0, t_end, frames)
+    ode = integrate_gaussian(model, alpha0, Sigma0, times=times)
+    X0 = sample_gaussian(alpha0, Sigma0, n, rng=seed)
+    tr = simulate(model, X0, times=times, dt=min(dt, t_end / frames), method="rk4")
+    return trajectory(
+        times=times,
+        states=tr.states,
+        final=tr.final,
+        method="rk4",
+        n_steps=tr.n_steps,
+        dt=tr.dt,
+        means=ode.means,
+        covariances=ode.covariances,
+        t_star=probe.blowup_time,
+    )
+
+
+# ------------------------------------------------------------ energy extremisers
+#: name -> (dimension, function of lambda giving D)
+EXTREMISER_PRESETS = {
+    "diag(1, λ) on S¹": (2, lambda lam: np.diag([1.0, lam])),
+    "diag(-1, λ) on S¹": (2, lambda lam: np.diag([-1.0, lam])),
+    "diag(1, λ, 4) on S²": (3, lambda lam: np.diag([1.0, lam, 4.0])),
+    "λ·I on S²": (3, lambda lam: lam * np.eye(3)),
+    "diag(1, 0, λ) on S² (PSD, kernel e₂)": (3, lambda lam: np.diag([1.0, 0.0, lam])),
+    "-diag(1, λ, 2) on S² (negative definite)": (
+        3,
+        lambda lam: -np.diag([1.0, lam, 2.0]),
+    ),
+}
+
+
+def interaction_matrix(preset: str, lam: float) -> np.ndarray:
+    """The matrix ``D`` of a preset of :data:`EXTREMISER_PRESETS` at ``lam``."""
+    if preset not in EXTREMISER_PRESETS:
+        raise ValueError(
+            f"preset must be one of {tuple(EXTREMISER_PRESETS)}, got {preset!r}"
+        )
+    return EXTREMISER_PRESETS[preset][1](float(lam))
+
+
+def extremiser_run(
+    preset: str,
+    lam: float,
+    X0: np.ndarray,
+    *,
+    direction: str = "ascent",
+    metric: str = "wasserstein",
+    steps: int = 400,
+) -> tuple[np.ndarray, Trajectory]:
+    """The energy flow (:func:`attnlib.extremisers.energy_flow`, ``tau = 0.5``,
+    energies every five steps) of a preset from ``X0``: ``(D, trajectory)``."""
+    D = interaction_matrix(preset, lam)
+    res = energy_flow(
+        X0,
+        D,
+        direction=direction,
+        metric=metric,
+        tau=0.5,
+        steps=steps,
+        record_every=5,
+    )
+    return D, res
+
+
+# ----------------------------------------------------------------- the frontiers
+def scheme_solutions(beta: float, n: int, t_final: float = 200.0) -> dict:
+    """Equiangular solutions of the three schemes on a log time grid."""
+    times = np.concatenate([[0.0], np.logspace(-2, np.log10(t_final), 120)])
+    return {
+        s: equiangular_scheme(times, beta=beta, n=n, scheme=s)
+        for s in ("post", "pre", "peri")
+    }
+
+
+def four_clusters(n: int = 64, seed: int = 17) -> tuple[np.ndarray, np.ndarray]:
+    r"""Initial angles of [DGR]'s run: four clusters of :math:`n/4` consecutive
+    tokens at :math:`(0.1, 0.7, 1.3, 1.9)\pi`, spread :math:`N(0, 0.075^2)`.
+
+    Returns
+    -------
+    theta, labels : ndarrays, shape (n,)
+    """
+    n = check_int(n, "n", low=4)
+    rng = np.random.default_rng(seed)
+    labels = np.repeat(np.arange(4), int(np.ceil(n / 4)))[:n]
+    centres = np.linspace(0.1, 1.9, 4) * np.pi
+    theta = centres[labels] + rng.normal(0.0, 0.075, size=n)
+    return np.mod(theta, 2 * np.pi), labels
+
+
+def causal_run(
+    theta0: np.ndarray,
+    *,
+    beta: float,
+    lam: float,
+    t_final: float = 10.0,
+    dt: float = 0.0025,
+    n_frames: int = 101,
+) -> tuple[np.ndarray, np.ndarray]:
+    """RK4 run of the positional causal model on the circle (slope ``lam / n``).
+
+    Returns the output times and the angles, shape (T, n).
+    """
+    n = theta0.size
+    X0 = np.c_[np.cos(theta0), np.sin(theta0)]
+    model = CausalModel(beta, slope=lam / n, normalization="positional")
+    times = np.linspace(0.0, t_final, n_frames)
+    tr = simulate(model, X0, times=times, dt=dt)
+    return times, np.arctan2(tr.states[..., 1], tr.states[..., 0])
+
+
+def voronoi_tokens(k: int = 5, m: int = 30, seed: int = 3) -> np.ndarray:
+    """``k`` hull vertices on the unit circle followed by ``m`` tokens inside."""
+    rng = np.random.default_rng(seed)
+    ang = np.sort(rng.uniform(0, 2 * np.pi, k))
+    verts = np.c_[np.cos(ang), np.sin(ang)]
+    inner = rng.dirichlet(np.full(k, 0.7), m) @ verts
+    return np.vstack([verts, inner])
+
+
+def temperature_runs(
+    Z0: np.ndarray, beta: float | None, *, t_final: float = 3.0, n_frames: int = 31
+) -> np.ndarray:
+    """Consensus-form paths, shape (T, n, 2): hardmax if ``beta`` is None."""
+    times = np.linspace(0.0, t_final, n_frames)
+    if beta is None:
+        return simulate(
+            Hardmax(sphere=False, consensus=True), Z0, times=times, dt=0.01
+        ).states
+    soft = Model(beta=beta, sphere=False)
+    return simulate(
+        lambda X: soft.rhs(X) - X, Z0, times=times, dt=0.01, sphere=False
+    ).states
