@@ -4,10 +4,11 @@ Full run: n = 32 tokens, 1024 samples for each of 90 values of beta in [0.1, 9],
 explicit Euler steps of 0.1 with retraction, t in [0, 30]; that is 92 160 systems
 and 300 steps (27.6 million system-steps). Prints, from one run: the per-core floor
 of the workload, the wall time and the time per system-step of the fast method, the
-wall time of the previous method (``method="reference"``, one ``simulate_ensemble``
-per beta) on a reduced number of samples, extrapolated, and their ratio, and the 50%
-level at t = 30 against the curve Gamma. Saves the figure and the arrays to
-benchmarks/out/.
+time per system-step of the textbook loop (:func:`textbook_steps`: one system at a
+time, the attention matrix formed with ``numpy.exp``, Euler step and retraction, as
+the reference code of [GLPR] does) on a few systems, and the ratios of the three,
+and the 50% level at t = 30 against the curve Gamma. Saves the figure and the arrays
+to benchmarks/out/.
 
     python benchmarks/phase_diagram.py                        # full run, 2 processes
     python benchmarks/phase_diagram.py --samples 128          # scaled run
@@ -80,6 +81,38 @@ def floor(n: int) -> dict:
     }
 
 
+def textbook_steps(X: np.ndarray, beta: float, dt: float, steps: int) -> np.ndarray:
+    """The textbook loop: ``steps`` explicit Euler steps of SA on the sphere for one
+    system ``X`` (n, d), each followed by the retraction."""
+    for _ in range(steps):
+        W = np.exp(beta * (X @ X.T))
+        W /= W.sum(axis=1, keepdims=True)
+        F = W @ X
+        F -= np.sum(F * X, axis=1, keepdims=True) * X
+        X = X + dt * F
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+    return X
+
+
+def textbook_time(d: int, n: int, betas: np.ndarray, dt: float, steps: int, k: int):
+    """Seconds per system-step of :func:`textbook_steps`, on ``k`` systems spread over
+    ``betas`` (one core), and the largest distance to the fast method's integrator
+    (``simulate_ensemble``) on the first of them."""
+    from attnlib import sample_sphere
+    from attnlib.clustering import simulate_ensemble
+
+    X0 = sample_sphere(n, d, rng=0, batch=k)
+    bs = betas[np.linspace(0, betas.size - 1, k).round().astype(int)]
+    t0 = time.perf_counter()
+    finals = [textbook_steps(X0[i], float(bs[i]), dt, steps) for i in range(k)]
+    seconds = (time.perf_counter() - t0) / (k * steps)
+    ens = simulate_ensemble(
+        X0[:1], beta=bs[:1], times=[0.0, steps * dt], dt=dt, progress=False
+    )
+    err = float(np.max(np.abs(ens.final[0] - finals[0])))
+    return seconds, err
+
+
 def run(executor: Executor | None, d: int, **kw):
     from attnlib.clustering import phase_diagram
 
@@ -137,10 +170,10 @@ def main(argv=None) -> dict:
     ap.add_argument("--no-retire", action="store_true", help="run every system to t")
     ap.add_argument("--betas-per-task", type=int, default=None)
     ap.add_argument(
-        "--reference-samples",
+        "--textbook-systems",
         type=int,
-        default=64,
-        help="samples per beta of the previous method's run (0: skip it)",
+        default=16,
+        help="systems run by the textbook loop (0: skip it)",
     )
     dask = ap.add_mutually_exclusive_group()
     dask.add_argument("--scheduler", help="address of a running Dask scheduler")
@@ -203,16 +236,11 @@ def main(argv=None) -> dict:
             **common,
         )
         load1 = os.getloadavg()[0]
-        ref_wall = None
-        if args.reference_samples:
-            _, ref_wall = run(
-                executor,
-                args.d,
-                samples=args.reference_samples,
-                method="reference",
-                progress=True,
-                **common,
-            )
+    book = None
+    if args.textbook_systems:
+        book = textbook_time(
+            args.d, args.n, betas, args.dt, steps, args.textbook_systems
+        )
 
     beta_star = brentq(
         lambda b: phase_transition_curve([b], n=args.n)[0] - args.t_final, 0.1, 12.0
@@ -244,13 +272,17 @@ def main(argv=None) -> dict:
         f"on {os.cpu_count()} cores (a quiet machine reads about 0 before)"
     )
     result = {"wall": wall, "level": level, "beta_star": beta_star}
-    if ref_wall is not None:
-        ref_full = ref_wall * args.samples / args.reference_samples
-        result["reference_wall"] = ref_full
+    if book is not None:
+        book_us, err = book[0] * 1e6, book[1]
+        fast_us = wall * workers / max(pd.system_steps, 1) * 1e6
+        result["textbook_us"] = book_us
         print(
-            f"previous method (reference), {args.reference_samples} samples per beta: "
-            f"{ref_wall:.1f} s, i.e. {ref_full:.0f} s for {args.samples}; "
-            f"ratio {ref_full / wall:.2f}x"
+            f"textbook loop (one system at a time, {args.textbook_systems} systems, "
+            f"one core): {book_us:.2f} us per system-step, {book_us / fl['us']:.1f}x "
+            f"the floor; the fast method is {book_us / fast_us:.1f}x faster per "
+            f"integrated system-step ({fast_us / fl['us']:.1f}x the floor) and, with "
+            f"the systems it retires, {book_us / per_step:.1f}x faster in total; "
+            f"max |difference| of the final tokens {err:.1e}"
         )
     print(
         f"50% level at t={args.t_final:g}: beta = {level:.3f}; "

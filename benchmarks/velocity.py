@@ -14,7 +14,9 @@ weighted sums with 4 columns) is memory traffic over the tile, of the order of t
 exponential again. Every ratio is measured in this one run, best of ``--repeat``.
 
 Run: ``python benchmarks/velocity.py`` (one BLAS thread unless
-``OPENBLAS_NUM_THREADS`` says otherwise).
+``OPENBLAS_NUM_THREADS`` says otherwise). With ``--before PATH`` the velocity of the
+``attnlib`` of another checkout is timed in the same run, alternately with this one,
+and the ratio of the best times is printed per size.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import numpy as np  # noqa: E402
 from scipy.special import softmax  # noqa: E402
 
 from attnlib import Model, sample_sphere  # noqa: E402
-from timing import best_time, peak_bytes  # noqa: E402
+from timing import best_time, load_checkout, peak_bytes  # noqa: E402
 
 
 def textbook(X: np.ndarray, beta: float) -> np.ndarray:
@@ -50,6 +52,7 @@ def main() -> None:
     p.add_argument("--sizes", type=int, nargs="+", default=[256, 1024, 4096])
     p.add_argument("--beta", type=float, default=1.0)
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--before", help="another checkout to compare with (one core)")
     args = p.parse_args()
     model = Model(beta=args.beta)
     threads = os.environ.get("OPENBLAS_NUM_THREADS")
@@ -77,6 +80,30 @@ def main() -> None:
             f"{n:>6} {1e3 * t_ref:>14.2f} {1e3 * t_lib:>13.2f} {1e3 * floor:>11.2f} "
             f"{t_ref / t_lib:>8.1f}x {t_lib / floor:>8.1f}x "
             f"{m_ref / 2**20:>11.1f} MB {m_lib / 2**20:>10.2f} MB {err:>9.1e}"
+        )
+    if args.before:
+        compare(args)
+
+
+def compare(args: argparse.Namespace) -> None:
+    """Best time of this checkout's velocity and of ``args.before``'s, alternated."""
+    before = load_checkout(args.before).Model(beta=args.beta)
+    this = Model(beta=args.beta)
+    print(f"this checkout / before ({args.before}), best of {args.repeat} x 3:")
+    for n in args.sizes:
+        X = sample_sphere(n, 3, rng=0)
+        assert np.array_equal(this.velocity(X), before.velocity(X))
+        best = {"this": np.inf, "before": np.inf}
+        for _ in range(3):
+            best["this"] = min(
+                best["this"], best_time(lambda: this.velocity(X), args.repeat)
+            )
+            best["before"] = min(
+                best["before"], best_time(lambda: before.velocity(X), args.repeat)
+            )
+        print(
+            f"{n:>6} this {1e3 * best['this']:.2f} ms, before "
+            f"{1e3 * best['before']:.2f} ms: ratio {best['this'] / best['before']:.3f}"
         )
 
 
