@@ -152,3 +152,6 @@ def trajectory(**fields: Any) -> Trajectory:
 
 
 _SHARED = frozenset(Trajectory.__dataclass_fields__) - {"info"}
+
+# documented and pickled under the public name that simulate's users know
+Trajectory.__module__ = "attnlib.integrate"

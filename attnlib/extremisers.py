@@ -34,7 +34,9 @@ Figs 1–7); [GLPR] Geshkovski, Letrouit, Polyanskiy, Rigollet, arXiv:2312.10794
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from . import _kernel as kern
@@ -64,7 +66,7 @@ from .sphere import sample_sphere
 __all__ = [
     "EnergyFlow",
     "energy_flow",
-    "DensityResult",
+    "DensityResult",  # noqa: F822 (deprecated alias, module __getattr__)
     "circle_grid",
     "density_mirror_descent",
     "Configuration",
@@ -577,11 +579,6 @@ class Configuration:
         return _energies(self.log_energies, f"{type(self).__name__}.log_energies")
 
 
-#: The result of :func:`density_mirror_descent` is a :class:`Configuration` with
-#: weights (the name of earlier releases is kept).
-DensityResult = Configuration
-
-
 def _ebeta_and_grad(y: np.ndarray, n: int, d: int, beta: float):
     Y = y.reshape(n, d)
     r = np.linalg.norm(Y, axis=1, keepdims=True)
@@ -881,3 +878,16 @@ def uniform_energy(beta: float, d: int, *, log: bool = False) -> float:
     if log:
         return float(log_e)
     return float(_energies(log_e, "uniform_energy(..., log=True)"))
+
+
+def __getattr__(name: str) -> Any:
+    # density_mirror_descent returns a Configuration (with weights)
+    if name == "DensityResult":
+        warnings.warn(
+            "attnlib.extremisers.DensityResult is deprecated: density_mirror_descent "
+            "returns an attnlib.extremisers.Configuration",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return Configuration
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -200,7 +200,9 @@ def density_run(
 
 
 # ---------------------------------------------------------------- Gaussian case
+#: Initial mean of the Gaussian cloud of the chapter and its widget.
 ALPHA0 = np.array([0.3, -0.2])
+#: Initial covariance of the Gaussian cloud of the chapter and its widget.
 SIGMA0 = np.array([[1.0, 0.3], [0.3, 0.6]])
 
 #: name -> (Q, K, V); ``None`` entries are random (drawn from the seed).

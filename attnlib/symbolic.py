@@ -17,6 +17,7 @@ Transformers* (arXiv:2312.10794), Sections 2 and 3.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,11 +33,11 @@ from ._validation import NORMALIZATIONS, check_choice, check_int
 
 __all__ = [
     "Derivation",
-    "NormRate",
+    "NormRate",  # noqa: F822 (deprecated alias, module __getattr__)
     "norm_rate",
-    "EnergyGradientIdentity",
+    "EnergyGradientIdentity",  # noqa: F822 (deprecated alias, module __getattr__)
     "energy_gradient_identity",
-    "TwoParticleAngle",
+    "TwoParticleAngle",  # noqa: F822 (deprecated alias, module __getattr__)
     "two_particle_angle",
 ]
 
@@ -72,9 +73,6 @@ class Derivation:
 def _project(x: sp.Matrix, y: sp.Matrix) -> sp.Matrix:
     """The tangent projection :math:`P_x y = y - \\langle x, y\\rangle x`."""
     return y - (x.dot(y)) * x
-
-
-NormRate = Derivation  # the name of earlier releases
 
 
 def norm_rate(d: int = 3) -> Derivation:
@@ -121,9 +119,6 @@ def norm_rate(d: int = 3) -> Derivation:
     sphere = sum(xi**2 for xi in x) - 1
     on = sp.reduced(sp.expand(rate), [sphere], *x, *y)[1]
     return Derivation(dict(x=x, y=y, rate=rate, on_sphere=on))
-
-
-EnergyGradientIdentity = Derivation  # the name of earlier releases
 
 
 def energy_gradient_identity(n: int = 3, d: int = 3) -> Derivation:
@@ -208,9 +203,6 @@ def energy_gradient_identity(n: int = 3, d: int = 3) -> Derivation:
     )
 
 
-TwoParticleAngle = Derivation  # the name of earlier releases
-
-
 def two_particle_angle(normalization: str = "sa") -> Derivation:
     r"""The ODE of the angle :math:`\theta` between two particles (any :math:`d \ge 2`).
 
@@ -264,3 +256,16 @@ def two_particle_angle(normalization: str = "sa") -> Derivation:
         f = sp.exp(beta * sp.cos(th))
         theta_rate = sp.simplify(sp.expand(num / f)) / sp.simplify(sp.expand(den / f))
     return Derivation(dict(beta=beta, theta=th, cos_rate=c_rate, theta_rate=theta_rate))
+
+
+def __getattr__(name: str) -> Any:
+    # the three derivations return one Derivation
+    if name in ("NormRate", "EnergyGradientIdentity", "TwoParticleAngle"):
+        warnings.warn(
+            f"attnlib.symbolic.{name} is deprecated: the derivations return an "
+            "attnlib.symbolic.Derivation",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return Derivation
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

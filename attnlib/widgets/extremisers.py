@@ -10,10 +10,13 @@ from ..metrics import cluster_count
 from ..sphere import sample_sphere
 from ..viz.extremisers import plot_circle_configuration, plot_sphere_configuration
 from ._static import Axis, ExplorerBox, StaticSpec, show
-from ..scenarios import EXTREMISER_PRESETS as PRESETS
-from ..scenarios import extremiser_run, interaction_matrix
+from ..scenarios import EXTREMISER_PRESETS, extremiser_run, interaction_matrix
 
 __all__ = ["PRESETS", "interaction_matrix", "extremiser_widget"]
+
+#: name -> (dimension, function of lambda giving D):
+#: :data:`attnlib.scenarios.EXTREMISER_PRESETS`.
+PRESETS = EXTREMISER_PRESETS
 
 
 def extremiser_widget(

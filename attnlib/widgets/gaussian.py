@@ -6,12 +6,22 @@ import ipywidgets as W
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..scenarios import GAUSSIAN_PRESETS as PRESETS
-from ..scenarios import ALPHA0, KERNEL_CHOICES, SIGMA0, cloud_scenario, preset_model
+from ..scenarios import (
+    ALPHA0,
+    GAUSSIAN_PRESETS,
+    KERNEL_CHOICES,
+    SIGMA0,
+    cloud_scenario,
+    preset_model,
+)
 from ..viz.gaussian import draw_cloud
 from ._static import Axis, ExplorerBox, StaticSpec, every, show
 
 __all__ = ["PRESETS", "preset_model", "gaussian_widget"]
+
+#: name -> (Q, K, V) of the widget's presets:
+#: :data:`attnlib.scenarios.GAUSSIAN_PRESETS`.
+PRESETS = GAUSSIAN_PRESETS
 
 
 def gaussian_widget(
