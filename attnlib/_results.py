@@ -105,6 +105,20 @@ class Trajectory:
             f"{', '.join(sorted(info)) or 'none'})"
         )
 
+    def __getstate__(self) -> dict[str, Any]:
+        # read-only mappings do not pickle: their contents do
+        state = dict(self.__dict__)
+        for k in ("observables", "info"):
+            if isinstance(state.get(k), MappingProxyType):
+                state[k] = dict(state[k])
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for k, v in state.items():
+            if k in ("observables", "info") and isinstance(v, dict):
+                v = MappingProxyType(v)
+            object.__setattr__(self, k, v)
+
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | set(self.__dict__.get("info") or {}))
 

@@ -19,6 +19,7 @@ import ast
 import dataclasses
 import importlib
 import inspect
+import pickle
 import pkgutil
 import re
 import types
@@ -162,6 +163,11 @@ def test_a_solvers_own_quantities_read_as_attributes():
         tr.nope  # noqa: B018 - the lookup is what is tested
     with pytest.raises(dataclasses.FrozenInstanceError):
         tr.means = None
+    back = pickle.loads(pickle.dumps(tr))  # to and from worker processes
+    assert np.array_equal(back.covariances, tr.covariances) and back.blowup
+    assert isinstance(back.info, types.MappingProxyType)
+    sub = tr.subsample([0, -1])
+    assert np.array_equal(sub.means, tr.means[[0, -1]]) and sub.kernel == tr.kernel
 
 
 # ------------------------------------------------------- every loop on the driver
