@@ -4,6 +4,9 @@
 return it from their ``stable_step`` (:class:`attnlib.integrate.Dynamics`), and
 ``simulate(..., step_rule="glpr")`` caps its step with it.
 
+:class:`Adaptive` is the step rule of the adaptive solvers (a relative growth bound
+for the Gaussian moments, a CFL condition for the mean-field density): the largest
+step that the cap, the next output time and the solver's own bound allow.
 :class:`Backtracking` is the step control of the descent methods (the mirror descent
 of a density, the energy flows of particles): a trial step that fails its test is
 retried with a shorter step, and the step grows back afterwards. It is the
@@ -20,7 +23,7 @@ from typing import Any
 
 from ._validation import check_int, check_real
 
-__all__ = ["glpr_usa_step", "Backtracking"]
+__all__ = ["glpr_usa_step", "Backtracking", "Adaptive"]
 
 
 def glpr_usa_step(beta: float) -> float:
@@ -121,3 +124,35 @@ class Backtracking:
     def grow(self, h: float) -> float:
         """The next step after a step of size ``h``."""
         return min(self.h_max, self.growth * h)
+
+
+class Adaptive:
+    """Adaptive step rule: the largest step allowed by a cap, the next output time
+    and a bound that the solver computes from its state.
+
+    Parameters
+    ----------
+    dt_max : float
+        Largest step (``> 0``).
+    snap : float
+        Relative gap (to ``max(1, t_next)``) below which the step lands on the
+        output time instead of leaving a sliver before it (``0``: never).
+
+    Examples
+    --------
+    >>> Adaptive(0.1).step(0.0, 1.0, 0.05), Adaptive(0.1).step(0.95, 1.0, 1.0)
+    (0.05, 0.050000000000000044)
+    >>> Adaptive(0.1, snap=1e-12).step(0.0, 0.1 + 1e-14, 1.0) == 0.1 + 1e-14  # lands
+    True
+    """
+
+    def __init__(self, dt_max: float, *, snap: float = 0.0) -> None:
+        self.dt_max = check_real(dt_max, "dt_max", low=0.0, strict_low=True)
+        self.snap = check_real(snap, "snap", low=0.0)
+
+    def step(self, t: float, t_next: float, bound: float) -> float:
+        """The step from ``t`` towards ``t_next`` under the solver's ``bound``."""
+        h = min(self.dt_max, t_next - t, bound)
+        if self.snap and t_next - t - h < self.snap * max(1.0, t_next):
+            h = t_next - t
+        return h

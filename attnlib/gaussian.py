@@ -61,6 +61,7 @@ from ._validation import (
     check_steps,
 )
 from .attention import Model
+from ._control import Adaptive
 from ._results import Trajectory, trajectory
 from ._stepping import MAX_STEPS, drive, output_times, planned_steps, rk_step
 
@@ -460,15 +461,14 @@ def integrate_gaussian(
 
     means, covs = [], []
     st = {"t": 0.0, "blow": False}
+    control = Adaptive(dt, snap=1e-12)  # the relative growth bound rel_step / rate
 
     def advance(y, t, tk):
         k1 = f_packed(y)
         (alpha, L), (k1a, k1L) = unpack(y), unpack(k1)
         scale = np.sqrt(np.sum(alpha**2) + np.sum(L**2)) + 1e-300
         rate = np.sqrt(np.sum(k1a**2) + np.sum(k1L**2)) / scale
-        h = min(dt, tk - t, rel_step / rate if rate > 0 else np.inf)
-        if tk - t - h < 1e-12 * max(1.0, tk):
-            h = tk - t
+        h = control.step(t, tk, rel_step / rate if rate > 0 else np.inf)
         if t + h == t:  # growth too fast for float64 time: blow-up at t
             st["blow"] = True
             return y, t, True

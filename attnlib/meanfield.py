@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from ._special import ive
 
+from ._control import Adaptive
 from ._results import Trajectory, trajectory
 from ._stepping import MAX_STEPS, drive, output_times, planned_steps, rk_step
 from ._validation import (
@@ -294,10 +295,11 @@ def mean_field(
     dens = np.empty((times.size, M))
     res = np.empty(times.size)
     high = ak > M // 3
+    control = Adaptive(dt)  # the CFL condition
 
     def advance(rhat, t, tk):
         k1, v = rhs(rhat)
-        h = min(dt, tk - t, cfl * dx / max(float(np.max(np.abs(v))), 1e-300))
+        h = control.step(t, tk, cfl * dx / max(float(np.max(np.abs(v))), 1e-300))
         if t + h == t:  # the step no longer advances the float64 time
             check_steps(
                 np.inf,
