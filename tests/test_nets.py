@@ -428,3 +428,70 @@ def test_causal_observables():
     np.testing.assert_allclose(R, [1, 0])  # last token ends at x0 = token 0's start
     with pytest.raises(ValueError, match="attn"):
         analysis.attention_sink(np.ones((3, 4)))
+
+
+# ------------------------------------------------------------------ the weights
+
+MODELS_DIR = ROOT / "book" / "models"
+
+
+def _committed():
+    from attnlib.nets.make_models import MODELS
+
+    return sorted(MODELS)
+
+
+def _same_corpus(meta):
+    from attnlib.nets.make_models import corpus_tokens
+
+    corpus, _, ids = corpus_tokens()
+    if corpus.sha256 != meta["corpus_sha256"]:
+        pytest.skip(
+            "this Python's standard-library docstrings differ from the corpus the "
+            f"models were trained on (SHA-256 {corpus.sha256[:12]}, recorded "
+            f"{meta['corpus_sha256'][:12]}): another Python release"
+        )
+    return ids
+
+
+@pytest.mark.parametrize("name", _committed())
+def test_committed_weights_load_and_give_their_recorded_numbers(name):
+    from attnlib.nets.make_models import MODELS, evaluate
+
+    path = MODELS_DIR / f"{name}.npz"
+    assert path.stat().st_size < 1_000_000
+    params, cfg, meta = load(path)
+    assert cfg == MODELS[name]["config"] and meta["seed"] == MODELS[name]["seed"]
+    record = json.loads((MODELS_DIR / f"{name}.json").read_text())
+    assert record["evaluation"] == meta["evaluation"]
+    assert NetConfig.from_dict(record["config"]) == cfg
+    ids = _same_corpus(meta)
+    got = evaluate(params, cfg, ids)
+    for key, want in meta["evaluation"].items():
+        assert got[key] == pytest.approx(want, rel=1e-4, abs=1e-5), key
+
+
+@pytest.mark.slow
+def test_retraining_reproduces_the_smallest_model(tmp_path):
+    """Retrain causal_pre (the cheapest: 6 layers) from its recorded seed.
+
+    Tolerances: 0.05 nats on the losses, 0.05 on the mean inner product and 5 % on
+    the effective rank. On the machine and versions that wrote the file the numbers
+    agree to rounding; another CPU may round differently in the last bit (OpenBLAS
+    and XLA pick kernels at run time) and 600 steps of Adam amplify that.
+    """
+    from attnlib.nets.make_models import MODELS, build
+
+    params, cfg, meta = load(MODELS_DIR / "causal_pre.npz")
+    _same_corpus(meta)
+    new = build("causal_pre", tmp_path, progress=False)
+    assert new["final_loss"] == pytest.approx(meta["final_loss"], abs=0.05)
+    ev, want = new["evaluation"], meta["evaluation"]
+    assert ev["loss"] == pytest.approx(want["loss"], abs=0.05)
+    assert ev["mean_inner_product_last"] == pytest.approx(
+        want["mean_inner_product_last"], abs=0.05
+    )
+    assert ev["effective_rank_last"] == pytest.approx(
+        want["effective_rank_last"], rel=0.05
+    )
+    assert MODELS["causal_pre"]["config"] == cfg

@@ -3,13 +3,15 @@
 A multi-head self-attention network with explicit per-head ``Q``, ``K``, ``V``, the
 book's inverse temperature ``beta``, SA or USA weights, post-, pre- or peri-LN (or
 none), an optional causal mask, ALBERT weight sharing across layers, a residual step
-``h`` and a feed-forward block that can be switched off (:class:`NetConfig`). With
-the feed-forward block off, one post-LN layer is the book's discrete layer map.
+``h`` and a feed-forward block that can be switched off
+(:class:`~attnlib.nets.config.NetConfig`). With the feed-forward block off, one
+post-LN layer is the book's discrete layer map.
 
 The modules :mod:`~attnlib.nets.config`, :mod:`~attnlib.nets.io`,
 :mod:`~attnlib.nets.data` and :mod:`~attnlib.nets.analysis` need numpy only; JAX is
-imported on first use of a name of :mod:`~attnlib.nets.model` (:func:`forward`,
-:func:`init_params`, ...) or :mod:`~attnlib.nets.train` (:func:`train`). ``import
+imported on first use of a name of :mod:`~attnlib.nets.model`
+(:func:`~attnlib.nets.model.forward`, :func:`~attnlib.nets.model.init_params`, ...)
+or :mod:`~attnlib.nets.train` (:func:`~attnlib.nets.train.train`). ``import
 attnlib`` does not import this package.
 """
 

@@ -415,7 +415,8 @@ def attention_sink(attn: Any) -> np.ndarray | float:
     Parameters
     ----------
     attn : array_like, shape (..., n, n)
-        Rows are queries; e.g. :attr:`NetRun.attention`, ``(L, B, H, n, n)``.
+        Rows are queries; e.g. the ``attention`` of
+        :class:`attnlib.nets.model.NetRun`, ``(L, B, H, n, n)``.
 
     Returns
     -------

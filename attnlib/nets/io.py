@@ -1,9 +1,9 @@
 """Saving and loading trained networks: one portable ``.npz`` file, no pickle.
 
-The file holds every parameter as ``param.<name>``, the :class:`NetConfig` as a JSON
-string (``config``) and a JSON object of metadata (``meta``: seed, steps, losses,
-corpus hash, versions, ...). It is read with ``allow_pickle=False``: loading a file
-runs no code.
+The file holds every parameter as ``param.<name>``, the
+:class:`~attnlib.nets.config.NetConfig` as a JSON string (``config``) and a JSON
+object of metadata (``meta``: seed, steps, losses, corpus hash, versions, ...). It
+is read with ``allow_pickle=False``: loading a file runs no code.
 """
 
 from __future__ import annotations
