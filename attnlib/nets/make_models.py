@@ -17,6 +17,7 @@ prediction on the same text. Random baselines need no file:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import platform
 import sys
@@ -79,11 +80,15 @@ MODELS: dict[str, dict[str, Any]] = {
 }
 
 
+@functools.lru_cache(maxsize=1)
 def corpus_tokens():
-    """The corpus, its tokenizer (:data:`VOCAB` ids) and the token stream."""
+    """The corpus, its tokenizer (:data:`VOCAB` ids) and the token stream (read once
+    per process; the stream is read-only)."""
     corpus = stdlib_corpus()
     tok = CharTokenizer.fit(corpus.text, max_vocab=VOCAB)
-    return corpus, tok, tok.encode(corpus.text)
+    ids = tok.encode(corpus.text)
+    ids.flags.writeable = False
+    return corpus, tok, ids
 
 
 def evaluation_batch(tokens: np.ndarray, causal: bool, *, batch_size: int = 16):
@@ -116,7 +121,7 @@ def _versions() -> dict[str, str]:
     import jaxlib
     import optax
 
-    from attnlib import __version__
+    from attnlib._version import __version__
 
     return {
         "python": platform.python_version(),
