@@ -5,6 +5,8 @@
 #               book build, no chapter execution (pytest -m "not slow")
 #   make lab    JupyterLab with jupytext: the .md chapters open as notebooks
 #   make clean  remove the build output and the execution cache
+#   make models train the small Transformers of the chapter on trained models
+#               (attnlib.nets, JAX) and write their weights to book/models
 # Coursework (lecturers; see the README's Coursework section):
 #   make assignments                          student notebooks, solutions, autograders
 #   make grade A=<assignment> SUBMISSIONS=<folder> [TIMEOUT=120] [JOBS=n] [UNSAFE=1]
@@ -62,6 +64,13 @@ test: $(STAMP)
 # the book), which make test and CI run.
 test-fast: $(STAMP)
 	$(RUN) MPLBACKEND=Agg $(BIN)/python -m pytest -m "not slow"
+
+# The trained networks (book/models/<name>.npz and .json, committed): each trained from
+# its recorded seed on this Python's standard-library docstrings, about 5 minutes in all
+# on two cores (attnlib/nets/make_models.py lists them).
+.PHONY: models
+models: $(STAMP)
+	$(RUN) $(BIN)/python -m attnlib.nets.make_models --out book/models
 
 # Double-clicking a chapter (.md) in JupyterLab opens it as a notebook.
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json

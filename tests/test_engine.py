@@ -473,7 +473,7 @@ LAYERS = {
     **dict.fromkeys(["causal"], 2),
     **dict.fromkeys(["noise", "normalisation"], 4),
     **dict.fromkeys(["circle", "clustering"], 6),
-    **dict.fromkeys(["__init__", "scenarios"], 7),
+    **dict.fromkeys(["__init__", "scenarios", "nets"], 7),
     **dict.fromkeys(["viz"], 8),
     **dict.fromkeys(["widgets"], 9),
 }

@@ -148,7 +148,7 @@ README_EXAMPLE = re.compile(r"## The library.*?```python\n(.*?)```", re.S)
 def test_wheel_installs_and_works_in_a_fresh_venv(dist, tmp_path):
     (wheel,) = dist.glob(f"attnlib-{__version__}-py3-none-any.whl")
     py = _venv(tmp_path / "venv")
-    _run([py, "-m", "pip", "install", "--quiet", f"{wheel}[all]", "pytest"], tmp_path)
+    _run([py, "-m", "pip", "install", "-q", f"{wheel}[all,nets]", "pytest"], tmp_path)
     work = tmp_path / "work"  # outside the checkout: only the installed copy imports
     work.mkdir()
     where = _run([py, "-c", "import attnlib; print(attnlib.__file__)"], work).stdout

@@ -1,0 +1,200 @@
+"""Train the networks of the chapter on trained Transformers and write their weights.
+
+``python -m attnlib.nets.make_models [NAME ...] [--out book/models]`` (``make
+models``) trains each model of :data:`MODELS` from its recorded seed and writes
+``<out>/<name>.npz`` (:func:`attnlib.nets.save`: parameters, config, metadata) and
+``<out>/<name>.json`` (the same metadata, readable without numpy). The metadata hold
+the configuration, seed, training settings, the loss curve, the SHA-256 of the
+corpus, the tokenizer, the versions of Python, numpy, JAX and optax, the wall time,
+and :func:`evaluate`'s numbers on a fixed batch (what a retraining must reproduce).
+
+The encoders are trained by masked-token prediction on the standard-library
+docstrings (:func:`attnlib.nets.data.stdlib_corpus`), the causal model by next-token
+prediction on the same text. Random baselines need no file:
+``init_params(config, seed)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attnlib.nets import analysis
+from attnlib.nets.config import NetConfig
+from attnlib.nets.data import CharTokenizer, CorpusTask, stdlib_corpus
+
+__all__ = [
+    "MODELS",
+    "VOCAB",
+    "MASK_RATE",
+    "corpus_tokens",
+    "evaluation_batch",
+    "evaluate",
+    "build",
+]
+
+#: Size of the character vocabulary (the most frequent characters of the corpus,
+#: plus the mask and unknown ids).
+VOCAB = 80
+#: Share of the positions masked in the encoders' training and evaluation batches.
+MASK_RATE = 0.3
+_LEN = 32
+
+
+def _config(**kw: Any) -> NetConfig:
+    base = dict(
+        vocab_size=VOCAB,
+        d_model=32,
+        n_heads=2,
+        n_layers=12,
+        shared=True,
+        attention="sa",
+        norm="post",
+        causal=False,
+        step=0.25,
+        ffn=True,
+        d_ff=64,
+        max_len=_LEN,
+    )
+    return NetConfig(**{**base, **kw})
+
+
+_TRAIN = dict(batch_size=32, length=_LEN, lr=1e-2, steps=600)
+
+#: Name -> configuration and training settings of every model of the chapter.
+MODELS: dict[str, dict[str, Any]] = {
+    "encoder_post": dict(config=_config(norm="post"), seed=0, **_TRAIN),
+    "encoder_pre": dict(config=_config(norm="pre"), seed=0, **_TRAIN),
+    "encoder_peri": dict(config=_config(norm="peri"), seed=0, **_TRAIN),
+    "causal_pre": dict(
+        config=_config(norm="pre", causal=True, n_layers=6), seed=0, **_TRAIN
+    ),
+}
+
+
+@functools.lru_cache(maxsize=1)
+def corpus_tokens():
+    """The corpus, its tokenizer (:data:`VOCAB` ids) and the token stream (read once
+    per process; the stream is read-only)."""
+    corpus = stdlib_corpus()
+    tok = CharTokenizer.fit(corpus.text, max_vocab=VOCAB)
+    ids = tok.encode(corpus.text)
+    ids.flags.writeable = False
+    return corpus, tok, ids
+
+
+def evaluation_batch(tokens: np.ndarray, causal: bool, *, batch_size: int = 16):
+    """A fixed batch of the stream (seed 2024): the model's objective on it."""
+    task = CorpusTask(tokens, "next" if causal else "masked", mask_rate=MASK_RATE)
+    return task.sample(np.random.default_rng(2024), batch_size, _LEN)
+
+
+def evaluate(params: dict, config: NetConfig, tokens: np.ndarray) -> dict[str, float]:
+    """Loss and analysis numbers of a model on :func:`evaluation_batch`.
+
+    ``loss``: mean cross-entropy (nats); ``mean_inner_product_last``: the mean
+    :math:`\\langle\\hat x_i, \\hat x_j\\rangle` at the last layer;
+    ``effective_rank_last``: the mean effective rank of the token matrices at the
+    last layer.
+    """
+    from attnlib.nets.model import forward, loss
+
+    b = evaluation_batch(tokens, config.causal)
+    run = forward(params, b.inputs, config)
+    return {
+        "loss": float(loss(params, b.inputs, b.targets, b.weights, config)),
+        "mean_inner_product_last": float(analysis.mean_inner_product(run.normed)[-1]),
+        "effective_rank_last": float(np.mean(analysis.effective_rank(run.normed[-1]))),
+    }
+
+
+def _versions() -> dict[str, str]:
+    import jax
+    import jaxlib
+    import optax
+
+    from attnlib._version import __version__
+
+    return {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "jax": jax.__version__,
+        "jaxlib": jaxlib.__version__,
+        "optax": optax.__version__,
+        "attnlib": __version__,
+    }
+
+
+def build(name: str, out: Path, *, progress: bool = True, data=None) -> dict:
+    """Train the model ``name`` of :data:`MODELS` and write its two files."""
+    from attnlib.nets.io import save
+    from attnlib.nets.train import train
+
+    if name not in MODELS:
+        raise ValueError(f"name must be one of {sorted(MODELS)}, got {name!r}")
+    spec = MODELS[name]
+    corpus, tok, ids = corpus_tokens() if data is None else data
+    cfg = spec["config"]
+    kw = {k: spec[k] for k in ("steps", "batch_size", "length", "lr", "seed")}
+    t0 = time.perf_counter()
+    task = CorpusTask(ids, "next" if cfg.causal else "masked", mask_rate=MASK_RATE)
+    res = train(cfg, task, progress=progress, **kw)
+    meta = {
+        "name": name,
+        "objective": "next" if cfg.causal else "masked",
+        "mask_rate": MASK_RATE,
+        **kw,
+        "final_loss": float(np.mean(res.losses[-20:])),
+        "losses_every_10": [round(float(x), 5) for x in res.losses[::10]],
+        "tokens_per_s": round(res.tokens_per_s, 1),
+        "compile_s": round(res.compile_s, 2),
+        "wall_s": round(time.perf_counter() - t0, 2),
+        "corpus_sha256": corpus.sha256,
+        "corpus_chars": len(corpus.text),
+        "corpus_sources": list(corpus.sources),
+        "tokenizer": tok.to_dict(),
+        "versions": _versions(),
+        "evaluation": evaluate(res.params, cfg, ids),
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    save(out / f"{name}.npz", res.params, cfg, meta)
+    record = {"config": json.loads(cfg.to_json()), **meta}
+    (out / f"{name}.json").write_text(
+        json.dumps(record, indent=1, sort_keys=True) + "\n"
+    )
+    return meta
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="models to train (default: all)")
+    parser.add_argument("--out", default="book/models", help="output folder")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    names = args.names or list(MODELS)
+    unknown = sorted(set(names) - set(MODELS))
+    if unknown:
+        parser.error(f"unknown models {unknown}; known: {sorted(MODELS)}")
+    data = corpus_tokens()
+    t0 = time.perf_counter()
+    for name in names:
+        meta = build(name, Path(args.out), progress=not args.no_progress, data=data)
+        print(
+            f"{name}: final loss {meta['final_loss']:.3f} nats, "
+            f"{meta['tokens_per_s']:.0f} tokens/s, {meta['wall_s']:.0f} s",
+            flush=True,
+        )
+    print(f"all: {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
