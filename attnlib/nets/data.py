@@ -119,8 +119,10 @@ STDLIB_MODULES = (
     "zipfile",
 )
 
-#: Reserved ids of :class:`CharTokenizer`: the mask token and unknown characters.
-MASK, UNK = 0, 1
+#: The reserved id of :class:`CharTokenizer` for a masked (hidden) position.
+MASK = 0
+#: The reserved id of :class:`CharTokenizer` for a character outside its vocabulary.
+UNK = 1
 
 
 def docstrings(source: str) -> list[str]:
