@@ -40,8 +40,11 @@ $(VENDOR): tools/vendor_assets.py
 # environment changes (requirements, the kernels' environment set here and by bookext),
 # drop it so every chapter runs again against this checkout. The digest of those files
 # and the rule are in tools/execution.py, which the student edition uses too.
+# --execute then runs the chapters the cache lacks, one per CPU at a time, each cell
+# within the book's execute.timeout (_config.yml), failing with the chapter, the cell
+# and its source; the book build takes every chapter from the cache.
 execution-cache: $(STAMP)
-	$(BIN)/python -m tools.execution _build
+	env -u MPLBACKEND $(RUN) $(BIN)/python -m tools.execution _build --execute
 
 # The kernels of the book must pick matplotlib's inline backend to show figures:
 # ipykernel keeps any MPLBACKEND it inherits (Agg would leave only "<Figure ...>" text).
