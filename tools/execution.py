@@ -107,6 +107,46 @@ def is_fresh(build: Path = BUILD, root: Path = ROOT) -> bool:
     return stamp.exists() and stamp.read_text().strip() == digest(root)
 
 
+# ------------------------------------------------------------ the assignments
+#: the stamp that ``make book`` (``make assignments``) writes into its build of the
+#: assignments, ``_build/assignments``, once every assignment is built
+ASSIGNMENTS_STAMP = ".assignments-digest"
+
+
+def assignments_digest(root: Path = ROOT) -> str:
+    """SHA-256 over what a build of the assignments depends on: the masters and
+    rubrics (``book/assignments``), the coursework tools, :mod:`attnlib` (the wheel
+    the autograders install), the pinned environment and the Python version."""
+    files = [
+        p for p in sorted((root / "book" / "assignments").rglob("*")) if p.is_file()
+    ]
+    files += sorted((root / "tools" / "coursework").rglob("*.py"))
+    files += sorted((root / "attnlib").rglob("*.py"))
+    files += [root / n for n in ("requirements.txt", "pyproject.toml")]
+    h = hashlib.sha256(sys.version.encode() + b"\0")
+    for p in files:
+        if p.exists():
+            h.update(p.relative_to(root).as_posix().encode() + b"\0")
+            h.update(p.read_bytes())
+            h.update(b"\0")
+    return h.hexdigest()
+
+
+def stamp_assignments(built: Path, root: Path = ROOT) -> None:
+    """Record that ``built`` holds the assignments of this checkout."""
+    (Path(built) / ASSIGNMENTS_STAMP).write_text(assignments_digest(root) + "\n")
+
+
+def built_assignments(built: Path | None = None, root: Path = ROOT) -> Path | None:
+    """``built`` (default ``_build/assignments``) if ``make book`` built the
+    assignments of this checkout there (:func:`stamp_assignments`), else ``None``."""
+    built = Path(built) if built is not None else root / "_build" / "assignments"
+    stamp = built / ASSIGNMENTS_STAMP
+    if stamp.exists() and stamp.read_text().strip() == assignments_digest(root):
+        return built
+    return None
+
+
 # ------------------------------------------------------------------ reuse
 def _code(nb) -> list[str]:
     return [c.source for c in nb.cells if c.cell_type == "code"]
@@ -519,7 +559,7 @@ def main(argv: list[str] | None = None) -> int:
         description="Drop BUILD_DIR's execution cache when the environment changed; "
         "with --execute, then execute the book's pages that the cache lacks.",
     )
-    parser.add_argument("build", metavar="BUILD_DIR", type=Path)
+    parser.add_argument("build", metavar="BUILD_DIR", type=Path, nargs="?")
     parser.add_argument(
         "--execute", action="store_true", help="execute the pages the cache lacks"
     )
@@ -529,9 +569,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--root", type=Path, default=ROOT, help="the book's folder (_toc.yml)"
     )
+    parser.add_argument(
+        "--assignments-built",
+        type=Path,
+        metavar="DIR",
+        help="record that DIR holds the assignments of this checkout",
+    )
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.jobs is not None and args.jobs < 1:
         parser.error(f"--jobs must be a positive integer, got {args.jobs}")
+    if args.build is None and args.assignments_built is None:
+        parser.error("name a BUILD_DIR or --assignments-built DIR")
+    if args.assignments_built is not None:
+        stamp_assignments(args.assignments_built, args.root)
+    if args.build is None:
+        return 0
     if refresh(args.build, args.root):
         print(f"{args.build}: the environment changed, every chapter runs again")
     if args.execute:
