@@ -58,13 +58,17 @@ book: $(STAMP) $(VENDOR) execution-cache
 # The chapter tests check the notebooks that make book executed when its execution
 # cache is fresh for this checkout, and execute the chapters themselves otherwise
 # (tools/execution.py): after make book, no chapter runs twice.
+# The test files run in one process per CPU (pytest-xdist), each file in one process,
+# so that a file's expensive fixtures (graded classes, make dist) are made once; the
+# 25 slowest tests are named at the end.
+XDIST := -n logical --dist loadfile
 test: $(STAMP)
-	$(RUN) MPLBACKEND=Agg $(BIN)/python -m pytest
+	$(RUN) MPLBACKEND=Agg $(BIN)/python -m pytest $(XDIST) --durations=25
 
 # Day-to-day: everything but the slow lanes (grading notebooks, building or executing
 # the book), which make test and CI run.
 test-fast: $(STAMP)
-	$(RUN) MPLBACKEND=Agg $(BIN)/python -m pytest -m "not slow"
+	$(RUN) MPLBACKEND=Agg $(BIN)/python -m pytest $(XDIST) -m "not slow"
 
 # Double-clicking a chapter (.md) in JupyterLab opens it as a notebook.
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
