@@ -24,10 +24,15 @@ RUN    := PATH="$(BIN):$$PATH"
 
 env: $(STAMP)
 
+# --no-compile: Python writes a module's bytecode when it is first imported, instead
+# of pip compiling every module of every package (sympy, jupyterlab, the test suites
+# of numpy and scipy) at install time
+PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile
+
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(PIP) -r requirements.txt
+	$(PIP) --no-deps -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3"
 	touch $(STAMP)
 
