@@ -517,7 +517,9 @@ def execute_book(
                         other.cancel()  # stop what has not started
                     continue
                 nb, read_data = read_as_book(page, root)
-                record = cache.add_nb_to_project(str(page), read_data=read_data)
+                # as myst-nb records a page: its reader for text notebooks
+                extra = {} if read_data is None else {"read_data": read_data}
+                record = cache.add_nb_to_project(str(page), **extra)
                 cache.cache_notebook_bundle(
                     CacheBundleIn(
                         result["nb"],
