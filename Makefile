@@ -26,10 +26,15 @@ RUN    := PATH="$(BIN):$$PATH"
 
 env: $(STAMP)
 
+# --no-compile: Python writes a module's bytecode when it is first imported, instead
+# of pip compiling every module of every package (sympy, jupyterlab, the test suites
+# of numpy and scipy) at install time
+PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile
+
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(PIP) -r requirements.txt
+	$(PIP) --no-deps -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3"
 	touch $(STAMP)
 
@@ -42,8 +47,11 @@ $(VENDOR): tools/vendor_assets.py
 # environment changes (requirements, the kernels' environment set here and by bookext),
 # drop it so every chapter runs again against this checkout. The digest of those files
 # and the rule are in tools/execution.py, which the student edition uses too.
+# --execute then runs the chapters the cache lacks, one per CPU at a time, each cell
+# within the book's execute.timeout (_config.yml), failing with the chapter, the cell
+# and its source; the book build takes every chapter from the cache.
 execution-cache: $(STAMP)
-	$(BIN)/python -m tools.execution _build
+	env -u MPLBACKEND $(RUN) $(BIN)/python -m tools.execution _build --execute
 
 # The kernels of the book must pick matplotlib's inline backend to show figures:
 # ipykernel keeps any MPLBACKEND it inherits (Agg would leave only "<Figure ...>" text).
@@ -57,13 +65,17 @@ book: $(STAMP) $(VENDOR) execution-cache
 # The chapter tests check the notebooks that make book executed when its execution
 # cache is fresh for this checkout, and execute the chapters themselves otherwise
 # (tools/execution.py): after make book, no chapter runs twice.
+# The test files run in one process per CPU (pytest-xdist), each file in one process,
+# so that a file's expensive fixtures (graded classes, make dist) are made once; the
+# 25 slowest tests are named at the end.
+XDIST := -n logical --dist loadfile
 test: $(STAMP)
-	$(RUN) MPLBACKEND=Agg $(BIN)/python -m pytest
+	$(RUN) MPLBACKEND=Agg $(BIN)/python -m pytest $(XDIST) --durations=25
 
 # Day-to-day: everything but the slow lanes (grading notebooks, building or executing
 # the book), which make test and CI run.
 test-fast: $(STAMP)
-	$(RUN) MPLBACKEND=Agg $(BIN)/python -m pytest -m "not slow"
+	$(RUN) MPLBACKEND=Agg $(BIN)/python -m pytest $(XDIST) -m "not slow"
 
 # The trained networks (book/models/<name>.npz and .json, committed): each trained from
 # its recorded seed on this Python's standard-library docstrings, about 5 minutes in all
@@ -109,8 +121,10 @@ GRADE_FLAGS = --timeout $(TIMEOUT) $(if $(JOBS),--jobs $(JOBS)) \
 
 .PHONY: assignments coursework-pages grade student clean-coursework
 
+# the digest stamp lets the coursework tests reuse this build (tools/execution.py)
 $(CW_STAMP): $(MASTERS) $(CW_TOOLS) $(shell find attnlib -name '*.py') | $(STAMP)
 	@$(CW) build --changed $?
+	$(BIN)/python -m tools.execution --assignments-built _build/assignments
 	touch $@
 
 assignments: $(CW_STAMP)

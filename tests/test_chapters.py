@@ -10,6 +10,7 @@ executes.
 """
 
 import os
+import time
 from pathlib import Path
 
 import jupytext
@@ -113,3 +114,72 @@ def test_a_reply_whose_wake_up_was_lost_is_read_within_a_slice():
 
     with pytest.raises(Empty):  # the overall timeout still holds
         asyncio.run(execution._sliced(never)(timeout=0.05))
+
+
+def _small_book(root, pages: dict[str, str], timeout: int) -> None:
+    """A book in ``root``: ``pages`` (name -> code of its one or more cells) listed
+    in its toc, and the cell timeout ``timeout`` in its ``_config.yml``."""
+    from .helpers import MYST_HEADER
+
+    (root / "book").mkdir()
+    (root / "_config.yml").write_text(
+        f"title: t\nexecute:\n  execute_notebooks: cache\n  timeout: {timeout}\n"
+    )
+    names = list(pages)
+    toc = f"format: jb-book\nroot: book/{names[0]}\nchapters:\n"
+    toc += "".join(f"  - file: book/{n}\n" for n in names[1:])
+    (root / "_toc.yml").write_text(toc)
+    for name, cells in pages.items():
+        body = "".join(f"```{{code-cell}} ipython3\n{c}\n```\n\n" for c in cells)
+        (root / "book" / f"{name}.md").write_text(f"{MYST_HEADER}# {name}\n\n{body}")
+
+
+@pytest.mark.slow  # starts kernels
+def test_the_book_executor_stops_a_sleeping_cell_and_names_it(tmp_path):
+    """make book's executor: a cell past the book's timeout fails the execution
+    within that timeout (not after the sleep), naming the page, the cell and its
+    source; the pages that executed are in the cache that the book build reads."""
+    import subprocess
+    import sys
+
+    sleeping = "import time\ntime.sleep(900)  # never returns in time"
+    _small_book(tmp_path, {"quiet": ["x = 1 + 1", "print(x)"], "slow": [sleeping]}, 5)
+    build = tmp_path / "_build"
+    start = time.monotonic()
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tools.execution",
+            "--execute",
+            "--root",
+            tmp_path,
+            build,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    elapsed = time.monotonic() - start
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "book/slow.md: cell 1 ran longer than 5 s" in r.stderr, r.stderr
+    assert sleeping in r.stderr
+    assert "executed book/quiet.md" in r.stdout, r.stdout
+    # bounded by the cell timeout, not by the 900 s the cell would sleep
+    assert elapsed < 600
+    from jupyter_cache import get_cache
+
+    cache = get_cache(build / execution.JUPYTER_CACHE)
+    quiet, _ = execution.read_as_book(tmp_path / "book" / "quiet.md", tmp_path)
+    record = cache.match_cache_notebook(quiet)  # what the book build looks up
+    outputs = cache.get_cache_bundle(record.pk).nb.cells[-1].outputs
+    assert outputs[0]["text"] == "2\n"
+    slow, _ = execution.read_as_book(tmp_path / "book" / "slow.md", tmp_path)
+    with pytest.raises(KeyError):
+        cache.match_cache_notebook(slow)
+
+
+def test_the_book_pages_are_the_notebooks_of_the_toc():
+    pages = execution.book_pages()
+    assert pages == NOTEBOOKS

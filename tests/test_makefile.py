@@ -94,15 +94,19 @@ def test_the_execution_cache_is_dropped_when_the_environment_changes(tmp_path):
 
 # ------------------------------------------------------- every chapter executed once
 def test_ci_executes_the_chapters_once_in_the_book_build():
-    steps = [
-        line.strip()
-        for line in (ROOT / ".ci" / "run").read_text().splitlines()
-        if line.strip().startswith("make ")
-    ]
-    # the book first (it executes), then what reads its execution cache: the
-    # student edition, the PDF and the tests
-    assert steps[0] == "make book", steps
-    assert set(steps[1:]) == {"make student", "make pdf", "make test"}, steps
+    steps = []
+    for line in (ROOT / ".ci" / "run").read_text().splitlines():
+        words = line.split()
+        if words[:1] == ["make"]:  # make [-jN --output-sync=...] target...
+            steps.append([w for w in words[1:] if not w.startswith("-")])
+    # the environment (it executes nothing), then the book (it executes), then
+    # what reads its execution cache: the student edition, the PDF and the tests
+    assert steps[0] == ["env"], steps
+    assert steps[1] == ["book"], steps
+    later = {t for targets in steps[2:] for t in targets}
+    assert later == {"student", "pdf", "test"}, steps
+    # the PDF is built before the tests (the test of LaTeX's log reads it)
+    assert steps.index(["test"]) > next(i for i, s in enumerate(steps) if "pdf" in s)
     assert "reuse_book_outputs(" in Path(student.__file__).read_text()
 
 
@@ -176,3 +180,34 @@ def test_the_student_edition_takes_the_books_outputs_of_the_cells_it_keeps(tmp_p
     (root / "attnlib" / "core.py").write_text("X = 2\n")
     again = execution.reuse_book_outputs(src, src / "_b2", root, root / "_build")
     assert again == []
+
+
+def test_the_coursework_tests_reuse_only_a_build_of_the_assignments_of_this_checkout(
+    tmp_path,
+):
+    _, recipe = _recipe("$(CW_STAMP)")
+    assert "-m tools.execution --assignments-built _build/assignments" in recipe
+    root, built = tmp_path / "repo", tmp_path / "built"
+    (root / "book" / "assignments" / "rubrics").mkdir(parents=True)
+    (root / "tools" / "coursework").mkdir(parents=True)
+    (root / "attnlib").mkdir()
+    built.mkdir()
+    files = {
+        root / "book" / "assignments" / "a1.md": "# master\n",
+        root / "book" / "assignments" / "rubrics" / "a1.md": "# rubric\n",
+        root / "tools" / "coursework" / "build.py": "BUILD = 1\n",
+        root / "attnlib" / "core.py": "X = 1\n",
+        root / "requirements.txt": "numpy==2.4.6\n",
+    }
+    for path, text in files.items():
+        path.write_text(text)
+    assert execution.built_assignments(built, root) is None  # never stamped
+    execution.stamp_assignments(built, root)
+    assert execution.built_assignments(built, root) == built
+    for path, text in files.items():
+        path.write_text(text + "# changed\n")
+        assert execution.built_assignments(built, root) is None, path.name
+        execution.stamp_assignments(built, root)
+        assert execution.built_assignments(built, root) == built
+    (root / "book" / "assignments" / "a2.md").write_text("# a new master\n")
+    assert execution.built_assignments(built, root) is None

@@ -1,7 +1,10 @@
 """How the chapters are executed, and when an execution can be reused.
 
-Every chapter runs once per commit: ``make book`` executes it (Jupyter Book's
-execution cache, ``_build/.jupyter_cache``); the student edition, which differs from
+Every chapter runs once per commit: ``make book`` executes it into Jupyter Book's
+execution cache, ``_build/.jupyter_cache`` (:func:`execute_book`: the chapters the
+cache lacks, one per CPU at a time, each cell within the book's ``execute.timeout``
+and failing with the chapter, the cell and its source; the book build then finds
+every chapter in the cache and executes none); the student edition, which differs from
 the book by the solutions it leaves out, takes the outputs of the cells it keeps
 from that cache (:func:`reuse_book_outputs`) instead of running them again; and the
 chapter tests read the executed notebooks from it (:func:`cached_notebook`), or
@@ -17,9 +20,10 @@ holds their start-up file). When any of them changes, the cache
 of a build folder is dropped so that every chapter runs again against this checkout.
 ``make book`` and ``make student`` use this one rule:
 
-``python -m tools.execution BUILD_DIR``
+``python -m tools.execution BUILD_DIR [--execute] [--jobs N]``
     Drop ``BUILD_DIR``'s execution cache if the digest differs from the one stored
-    in ``BUILD_DIR/.execution-digest`` (or none is stored), then store it.
+    in ``BUILD_DIR/.execution-digest`` (or none is stored), then store it; with
+    ``--execute``, execute the chapters the cache lacks (:func:`execute_book`).
 """
 
 from __future__ import annotations
@@ -101,6 +105,46 @@ def is_fresh(build: Path = BUILD, root: Path = ROOT) -> bool:
     environment (its stored digest is :func:`digest`)."""
     stamp = Path(build) / STAMP
     return stamp.exists() and stamp.read_text().strip() == digest(root)
+
+
+# ------------------------------------------------------------ the assignments
+#: the stamp that ``make book`` (``make assignments``) writes into its build of the
+#: assignments, ``_build/assignments``, once every assignment is built
+ASSIGNMENTS_STAMP = ".assignments-digest"
+
+
+def assignments_digest(root: Path = ROOT) -> str:
+    """SHA-256 over what a build of the assignments depends on: the masters and
+    rubrics (``book/assignments``), the coursework tools, :mod:`attnlib` (the wheel
+    the autograders install), the pinned environment and the Python version."""
+    files = [
+        p for p in sorted((root / "book" / "assignments").rglob("*")) if p.is_file()
+    ]
+    files += sorted((root / "tools" / "coursework").rglob("*.py"))
+    files += sorted((root / "attnlib").rglob("*.py"))
+    files += [root / n for n in ("requirements.txt", "pyproject.toml")]
+    h = hashlib.sha256(sys.version.encode() + b"\0")
+    for p in files:
+        if p.exists():
+            h.update(p.relative_to(root).as_posix().encode() + b"\0")
+            h.update(p.read_bytes())
+            h.update(b"\0")
+    return h.hexdigest()
+
+
+def stamp_assignments(built: Path, root: Path = ROOT) -> None:
+    """Record that ``built`` holds the assignments of this checkout."""
+    (Path(built) / ASSIGNMENTS_STAMP).write_text(assignments_digest(root) + "\n")
+
+
+def built_assignments(built: Path | None = None, root: Path = ROOT) -> Path | None:
+    """``built`` (default ``_build/assignments``) if ``make book`` built the
+    assignments of this checkout there (:func:`stamp_assignments`), else ``None``."""
+    built = Path(built) if built is not None else root / "_build" / "assignments"
+    stamp = built / ASSIGNMENTS_STAMP
+    if stamp.exists() and stamp.read_text().strip() == assignments_digest(root):
+        return built
+    return None
 
 
 # ------------------------------------------------------------------ reuse
@@ -249,6 +293,7 @@ def execute_notebook(
     label: str,
     timeout: float = CELL_TIMEOUT,
     env: dict[str, str] | None = None,
+    seconds: dict[int, float] | None = None,
     **kwargs: Any,
 ):
     """Execute ``nb`` in place from a clean kernel, in ``cwd``.
@@ -257,7 +302,8 @@ def execute_notebook(
     with :class:`CellTimeout`, naming ``label``, the cell and its whole source.
     ``CellExecutionError`` (a failing cell) passes through. The kernel inherits
     ``env`` (default: this process's environment without ``MPLBACKEND``, so that
-    it draws with the inline backend as in the book build).
+    it draws with the inline backend as in the book build). ``seconds``, if given,
+    receives the wall time of each executed cell by its index.
     """
     from nbclient.exceptions import CellTimeoutError
 
@@ -267,6 +313,11 @@ def execute_notebook(
 
     def started(cell, cell_index, **_):
         running["index"], running["cell"] = cell_index, cell
+        running["start"] = time.monotonic()
+
+    def finished(cell_index, **_):
+        if seconds is not None:
+            seconds[cell_index] = time.monotonic() - running["start"]
 
     # after a cell's reply, its last outputs may take a while on a loaded machine:
     # nbclient's 4 s would drop them with a warning (a figure missing)
@@ -277,6 +328,7 @@ def execute_notebook(
         kernel_name=kwargs.pop("kernel_name", "python3"),
         resources={"metadata": {"path": str(cwd)}},
         on_cell_execute=started,
+        on_cell_executed=finished,
         **kwargs,
     )
     try:
@@ -291,13 +343,257 @@ def execute_notebook(
     return nb
 
 
+# ------------------------------------------------------------------ the book
+def book_pages(root: Path = ROOT) -> list[Path]:
+    """The pages of ``root``'s ``_toc.yml`` (files and globs) that are notebooks:
+    ``.ipynb`` files and MyST Markdown with a ``kernelspec``, in the toc's order."""
+    import yaml
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    entries = [{"file": toc["root"]}]
+
+    def walk(items):
+        for item in items or []:
+            entries.append(item)
+            walk(item.get("sections"))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    pages: list[Path] = []
+    for entry in entries:
+        if "file" in entry:
+            stem = root / entry["file"]
+            found = [stem.with_name(stem.name + s) for s in (".md", ".ipynb")]
+            found = [p for p in found if p.exists()][:1]
+        elif "glob" in entry:
+            found = sorted(
+                p for p in root.glob(entry["glob"]) if p.suffix in (".md", ".ipynb")
+            )
+        else:
+            continue
+        for page in found:
+            if page in pages:
+                continue
+            if page.suffix == ".ipynb" or "kernelspec" in page.read_text()[:600]:
+                pages.append(page)
+    return pages
+
+
+def _book_config(root: Path) -> dict:
+    import yaml
+
+    return yaml.safe_load((root / "_config.yml").read_text()) or {}
+
+
+def read_as_book(page: Path, root: Path = ROOT):
+    """``page`` read as Jupyter Book reads it (myst-nb's reader, with the book's
+    MyST extensions): the notebook whose hash the execution cache matches.
+
+    Returns ``(notebook, read_data)``, ``read_data`` as myst-nb records it."""
+    import nbformat
+    from myst_nb.core.read import read_myst_markdown_notebook
+    from myst_parser.config.main import MdParserConfig
+
+    text = page.read_text(encoding="utf-8")
+    if page.suffix == ".ipynb":
+        return nbformat.reads(text, as_version=4), None
+    extensions = _book_config(root).get("parse", {}).get("myst_enable_extensions", [])
+    config = MdParserConfig(enable_extensions=set(extensions))
+    nb = read_myst_markdown_notebook(
+        text, config=config, add_source_map=True, path=str(page)
+    )
+    return nb, {"type": "plugin", "name": "myst_nb_md"}
+
+
+class BookExecutionError(RuntimeError):
+    """A page of the book failed to execute (a failing cell or a cell timeout)."""
+
+
+def _execute_page(page: str, root: str, timeout: float) -> dict:
+    """Run in a worker process: execute one page as the book build would."""
+    import traceback
+
+    from nbclient.exceptions import CellExecutionError
+
+    from bookext.static import setup_environment
+
+    page_path, root_path = Path(page), Path(root)
+    # the kernels' environment of the book build (bookext), without MPLBACKEND (the
+    # Makefile's env -u MPLBACKEND): the inline backend draws the figures
+    setup_environment()
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+    nb, _ = read_as_book(page_path, root_path)
+    meta = nb.metadata.get("execution", {})
+    timeout = float(meta.get("timeout", timeout))
+    seconds: dict[int, float] = {}
+    label = page_path.relative_to(root_path).as_posix()
+    start = time.monotonic()
+    try:
+        execute_notebook(
+            nb,
+            page_path.parent,
+            label=label,
+            timeout=timeout,
+            env=env,
+            seconds=seconds,
+            kernel_name=nb.metadata.get("kernelspec", {}).get("name", "python3"),
+            # as Jupyter Book's executor (jupyter-cache): no timing metadata in the
+            # cells, whose metadata the cache's hash covers
+            record_timing=False,
+        )
+    except CellTimeout as err:
+        return {"page": page, "error": str(err)}
+    except CellExecutionError as err:
+        return {"page": page, "error": f"{label}: a cell failed:\n{err}"}
+    except Exception:  # the kernel died, could not start, ...
+        return {"page": page, "error": f"{label}:\n{traceback.format_exc()}"}
+    return {
+        "page": page,
+        "nb": nb,
+        "seconds": time.monotonic() - start,
+        "cells": seconds,
+    }
+
+
+def execute_book(
+    build: Path = BUILD,
+    root: Path = ROOT,
+    *,
+    jobs: int | None = None,
+    timeout: float | None = None,
+    log=print,
+) -> dict[str, float]:
+    """Execute every page of the book that ``build``'s execution cache lacks,
+    ``jobs`` pages at a time, and store them in the cache as Jupyter Book does; its
+    build then takes every page from the cache and executes nothing.
+
+    Each cell may run ``timeout`` seconds (default: ``execute.timeout`` of
+    ``_config.yml``, or a page's own ``execution.timeout``), with the sliced waits
+    of :func:`execute_notebook`. A failing page raises :class:`BookExecutionError`
+    naming it, and for a timeout the cell and its source; the pages that had not
+    started are not run. Returns the execution time of each executed page.
+    """
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from multiprocessing import get_context
+
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    build, root = Path(build), Path(root)
+    config = _book_config(root).get("execute", {})
+    if timeout is None:
+        timeout = float(config.get("timeout", CELL_TIMEOUT))
+    cache = get_cache(build / JUPYTER_CACHE)
+    todo = []
+    for page in book_pages(root):
+        nb, _ = read_as_book(page, root)
+        try:
+            cache.match_cache_notebook(nb)
+        except KeyError:
+            todo.append(page)
+    if not todo:
+        log("every page of the book is in the execution cache")
+        return {}
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
+    log(
+        f"executing {len(todo)} pages, {jobs} at a time "
+        f"(each cell within {timeout:g} s)"
+    )
+    done: dict[str, float] = {}
+    errors: list[str] = []
+    # spawned workers: no kernel client or socket of this process is inherited
+    with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
+        pending = {pool.submit(_execute_page, str(p), str(root), timeout) for p in todo}
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                result = future.result()
+                page = Path(result["page"])
+                rel = page.relative_to(root).as_posix()
+                if "error" in result:
+                    errors.append(result["error"])
+                    for other in pending:
+                        other.cancel()  # stop what has not started
+                    continue
+                nb, read_data = read_as_book(page, root)
+                # as myst-nb records a page: its reader for text notebooks
+                extra = {} if read_data is None else {"read_data": read_data}
+                record = cache.add_nb_to_project(str(page), **extra)
+                cache.cache_notebook_bundle(
+                    CacheBundleIn(
+                        result["nb"],
+                        record.uri,
+                        data={"execution_seconds": result["seconds"]},
+                    ),
+                    check_validity=False,
+                    overwrite=True,
+                )
+                try:  # the match the book build makes
+                    cache.match_cache_notebook(nb)
+                except KeyError:
+                    errors.append(
+                        f"{rel}: executed, but the book build would not find it in "
+                        "the execution cache (the notebook read differs)"
+                    )
+                    continue
+                cells = result["cells"]
+                slowest = max(cells, key=cells.get) if cells else None
+                done[rel] = result["seconds"]
+                log(
+                    f"executed {rel} in {result['seconds']:.1f} s"
+                    + (
+                        f" (slowest cell {slowest}: {cells[slowest]:.1f} s)"
+                        if slowest is not None
+                        else ""
+                    )
+                )
+    if errors:
+        raise BookExecutionError("\n\n".join(errors))
+    return done
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: python -m tools.execution BUILD_DIR", file=sys.stderr)
-        return 2
-    if refresh(Path(args[0])):
-        print(f"{args[0]}: the environment changed, every chapter runs again")
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.execution",
+        description="Drop BUILD_DIR's execution cache when the environment changed; "
+        "with --execute, then execute the book's pages that the cache lacks.",
+    )
+    parser.add_argument("build", metavar="BUILD_DIR", type=Path, nargs="?")
+    parser.add_argument(
+        "--execute", action="store_true", help="execute the pages the cache lacks"
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=None, help="pages at a time (default: one per CPU)"
+    )
+    parser.add_argument(
+        "--root", type=Path, default=ROOT, help="the book's folder (_toc.yml)"
+    )
+    parser.add_argument(
+        "--assignments-built",
+        type=Path,
+        metavar="DIR",
+        help="record that DIR holds the assignments of this checkout",
+    )
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.jobs is not None and args.jobs < 1:
+        parser.error(f"--jobs must be a positive integer, got {args.jobs}")
+    if args.build is None and args.assignments_built is None:
+        parser.error("name a BUILD_DIR or --assignments-built DIR")
+    if args.assignments_built is not None:
+        stamp_assignments(args.assignments_built, args.root)
+    if args.build is None:
+        return 0
+    if refresh(args.build, args.root):
+        print(f"{args.build}: the environment changed, every chapter runs again")
+    if args.execute:
+        try:
+            execute_book(args.build, args.root.resolve(), jobs=args.jobs)
+        except BookExecutionError as err:
+            print(f"the book did not execute:\n{err}", file=sys.stderr)
+            return 1
     return 0
 
 
