@@ -408,13 +408,20 @@ def _html_numbers(page_html: str) -> dict[str, str]:
     return numbers
 
 
+def macros(root: Path) -> dict[str, str]:
+    """The TeX macros of the book (``_config.yml``'s MathJax ``tex.macros``)."""
+    import yaml
+
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    tex = config["sphinx"]["config"].get("mathjax3_config", {}).get("tex", {})
+    return {f"\\{k}": v for k, v in (tex.get("macros") or {}).items()}
+
+
 def book_index(
     root: Path, pages: list[str], base_url: str = "", html_dir: Path | None = None
 ) -> Index:
     """The index of the book's pages (docnames), numbered from the built HTML when
     ``html_dir`` holds it."""
-    from .notebooks import macros
-
     index = Index(base_url=base_url, macros=macros(root))
     bib = root / "book" / "references.bib"
     if bib.exists():

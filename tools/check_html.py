@@ -232,6 +232,48 @@ def notebook_failures(nb: dict, name: str) -> tuple[list[str], int]:
     return failures, n_images
 
 
+def chapter_notebook_failures(html: Path, sources: Path) -> list[str]:
+    """What is wrong with the notebooks of a built book (the page check calls it):
+    each chapter page links its two notebooks, the reader's shows an image for every
+    cell that makes a figure, the student's has no solution and no output."""
+    import nbformat
+
+    from bookext.notebooks import OUT
+
+    failures = []
+    for page in sorted((html / "book").glob("*.html")):
+        source = sources / f"{page.stem}.md"
+        if not source.exists() or "kernelspec" not in source.read_text()[:600]:
+            continue
+        text = page.read_text(encoding="utf-8")
+        for name in (f"{page.stem}.ipynb", f"{page.stem}-student.ipynb"):
+            if f"{OUT}/{name}" not in text:
+                failures.append(f"{page.name}: no link to {name}")
+            if not (html / OUT / name).exists():
+                failures.append(f"{page.name}: {OUT}/{name} is missing")
+        if failures:
+            continue
+        reader = nbformat.read(html / OUT / f"{page.stem}.ipynb", as_version=4)
+        for cell in reader.cells:
+            tags = set(cell.metadata.get("tags", []))
+            if cell.cell_type != "code" or tags & {"remove-output", "remove-cell"}:
+                continue
+            if MAKES_FIGURE.search(_code(cell.source)) and not any(
+                "image/png" in o.get("data", {}) for o in cell.get("outputs", [])
+            ):
+                first = cell.source.splitlines()[0][:40]
+                failures.append(
+                    f"{page.name}: the notebook has no figure for {first!r}"
+                )
+        student = nbformat.read(html / OUT / f"{page.stem}-student.ipynb", as_version=4)
+        text = "\n".join(c.source for c in student.cells)
+        if re.search(r"\{solution(-start|-end)?\}", text):
+            failures.append(f"{page.name}: the student notebook has a solution")
+        if any(c.get("outputs") for c in student.cells if c.cell_type == "code"):
+            failures.append(f"{page.name}: the student notebook has outputs")
+    return failures
+
+
 def executed_notebook(source: Path, build: Path) -> dict | None:
     """The executed notebook of a chapter as the build rendered it, or None.
 
@@ -552,8 +594,6 @@ def main(root: Path) -> int:
             f"{page.name}: {n_math} formulas typeset, {n_views} widget views saved, "
             f"{n_img} images rendered"
         )
-    from bookext.notebooks import notebook_failures as chapter_notebook_failures
-
     from .browser_check import WEIGHT_AIM, check_pages
 
     failures += chapter_notebook_failures(root, sources)
