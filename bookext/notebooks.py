@@ -16,7 +16,9 @@ without the solutions of the exercises.
 Their markdown is plain CommonMark (:mod:`bookext.plainmd`): roles, directives and
 the book's TeX macros become links to the book's pages, bold theorem headings and
 expanded TeX, so that they read well in JupyterLab, Jupyter, Colab or a notebook
-viewer; in the reader's notebook the solutions fold (``<details>``, hidden code).
+viewer; in the reader's notebook the solutions fold (``<details>``, hidden code);
+in both, proofs fold (open at first) and the cells that assert a result are folded
+(:func:`fold_checks`), as on the book's pages.
 Both start with a cell that makes attnlib importable (:func:`install_source`): from
 the wheel that the book's site ships (:mod:`bookext.downloads`, at the address
 ``html.baseurl`` of ``_config.yml``), never by name from a package index.
@@ -333,6 +335,44 @@ def _plain_cells(nb: Any, page: str, index: Index, reader: bool) -> None:
     nb.cells = cells
 
 
+CHECK_TAG = "check"
+
+
+def _text_outputs(cell: Any) -> bool:
+    """Whether a code cell's outputs are text only (no figure, no HTML, no widget)."""
+    for out in cell.get("outputs", []):
+        if set(out.get("data", {})) - {"text/plain"}:
+            return False
+    return True
+
+
+def fold_checks(nb: Any) -> int:
+    """Fold the code cells that assert a result, as the book's pages do
+    (:mod:`bookext.folding`): their code and outputs hidden
+    (``jupyter.source_hidden``, ``jupyter.outputs_hidden``; JupyterLab and Notebook 7
+    show a bar that opens them) and the tag ``check``. A cell that shows a figure, an
+    explorer or a player stays open; so does a solution's code (folded already). The
+    label of a check is the anchor at the end of the markdown cell above it, which
+    stays open, so a link to the check lands just above it. Returns the number of
+    folded cells."""
+    from .folding import asserts
+
+    n = 0
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if cell.cell_type != "code" or "solution" in tags:
+            continue
+        if not asserts(cell.source) or not _text_outputs(cell):
+            continue
+        cell.metadata.setdefault("jupyter", {}).update(
+            {"source_hidden": True, "outputs_hidden": True}
+        )
+        if CHECK_TAG not in tags:
+            cell.metadata["tags"] = [*tags, CHECK_TAG]
+        n += 1
+    return n
+
+
 def _finish(nb: Any, source: Path, config: Settings, reader: bool) -> Any:
     nb.metadata.pop("widgets", None)
     nb.metadata.pop("source_map", None)
@@ -345,6 +385,7 @@ def _finish(nb: Any, source: Path, config: Settings, reader: bool) -> Any:
     index = config.index or book_index(ROOT, toc_pages(ROOT), config.book_url or "")
     page = f"{source.parent.name}/{source.stem}"
     _plain_cells(nb, page, index, reader)
+    fold_checks(nb)
     nb.cells.insert(0, _first_cell(config))
     nb.nbformat, nb.nbformat_minor = 4, 5
     for k, cell in enumerate(nb.cells):

@@ -12,7 +12,8 @@ them as CommonMark with inline HTML anchors and TeX that MathJax and KaTeX read:
   read from a built book, and the target's title otherwise;
 * a citation becomes ``(Author et al., 2024)`` linked to the book's references;
 * a theorem-like block becomes a paragraph that starts with its bold name and
-  number, a proof ends with ∎, a numbered equation carries ``\\tag{...}``;
+  number, a proof folds (``<details open>``, open at first) and ends with ∎, a
+  numbered equation carries ``\\tag{...}``;
 * the macros are expanded (``\\R`` -> ``\\mathbb{R}``).
 """
 
@@ -231,7 +232,11 @@ def _directive(
         return _math(body, label, index)
     kind = name.removeprefix("prf:")
     if name.startswith("prf:") and kind == "proof":
-        return f'*Proof.* {inner}\n\n<p align="right">∎</p>'
+        # foldable like the book's proofs, open until the reader folds it
+        return (
+            "<details open><summary><em>Proof.</em></summary>\n\n"
+            f'{inner}\n\n<p align="right">∎</p>\n\n</details>'
+        )
     if name.startswith("prf:") or name == "exercise":
         word = "Exercise" if name == "exercise" else PROOF_KINDS.get(kind, kind.title())
         target = index.targets.get(label or "")
