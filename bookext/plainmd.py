@@ -342,21 +342,12 @@ def _citations(bib: Path) -> dict[str, tuple[str, str]]:
     """``key -> ("Geshkovski et al.", "2023")`` from the book's BibTeX file."""
     from pybtex.database import parse_file
 
-    out = {}
-    for key, entry in parse_file(str(bib)).entries.items():
-        people = entry.persons.get("author") or entry.persons.get("editor") or []
-        last = [" ".join(p.last_names) for p in people]
-        last = [re.sub(r"[{}]", "", n) for n in last]
-        if not last:
-            names = re.sub(r"[{}]", "", entry.fields.get("title", key))[:40]
-        elif len(last) == 1:
-            names = last[0]
-        elif len(last) == 2:
-            names = f"{last[0]} and {last[1]}"
-        else:
-            names = f"{last[0]} et al."
-        out[key] = (names, entry.fields.get("year", ""))
-    return out
+    from .bibstyle import cited_names
+
+    return {
+        key: (cited_names(entry), entry.fields.get("year", ""))
+        for key, entry in parse_file(str(bib)).entries.items()
+    }
 
 
 def _source_targets(path: Path, page: str) -> dict[str, Target]:
