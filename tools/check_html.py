@@ -1,6 +1,8 @@
 """Check the built HTML book: self-contained pages that show their formulas and figures.
 
-Run after ``make book``: ``python -m tools.check_html [_build/html]``. The outputs
+Run after ``make book``: ``python -m tools.check_html [_build/html] [--screenshots
+DIR]`` (``make check-pages``: both editions, screenshots of every chapter at both
+widths in ``_build/screenshots``). The outputs
 of the chapters are read from the execution cache next to the HTML directory
 (``_build/.jupyter_cache``), as the build rendered them.
 
@@ -37,7 +39,8 @@ of the chapters are read from the execution cache next to the HTML directory
 6. Every chapter page links its notebooks (``bookext.notebooks``): the reader's
    shows an image for every figure cell, the student's holds no solution.
 7. In Chromium through playwright at 1366 px and 390 px (:mod:`tools.browser_check`):
-   no JavaScript error or missing file, no critical axe-core violation, every control
+   no JavaScript error or missing file, no critical or serious axe-core violation in
+   the light or the dark mode of the theme (on every page of the edition), every control
    of every static explorer changes its figure; at 390 px the sidebar toggle opens the
    table of contents, wide equations scroll in their box with the number clear of the
    formula, nothing is wider than the screen. The weight of each page is printed.
@@ -542,7 +545,7 @@ def sources_and_build(root: Path) -> tuple[Path, Path]:
     return Path(__file__).resolve().parents[1] / "book", root.parent
 
 
-def main(root: Path) -> int:
+def main(root: Path, shots: Path | None = None) -> int:
     # the chapters, then the assignment pages and the guide of the Coursework part
     pages = sorted(root.glob("book/*.html")) + sorted(
         root.glob("book/coursework/**/*.html")
@@ -594,12 +597,20 @@ def main(root: Path) -> int:
             f"{page.name}: {n_math} formulas typeset, {n_views} widget views saved, "
             f"{n_img} images rendered"
         )
-    from .browser_check import WEIGHT_AIM, check_pages
+    from .browser_check import WEIGHT_AIM, accessibility_pages, check_pages
 
     failures += chapter_notebook_failures(root, sources)
 
-    browser_fail, weights = check_pages(pages, root, chromium)
+    browser_fail, weights = check_pages(pages, root, chromium, shots)
     failures += browser_fail
+    # axe-core on every other page of the edition, in both modes of the theme
+    # (not the theme's template fragments under _static/, which no reader opens)
+    others = [
+        p
+        for p in every_page
+        if p not in pages and "_static" not in p.relative_to(root).parts
+    ]
+    failures += accessibility_pages(others, chromium)
     print("page weight at first load (page and the files it loads):")
     for name, size in weights.items():
         mark = (
@@ -614,4 +625,16 @@ def main(root: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1] if len(sys.argv) > 1 else "_build/html").resolve()))
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("html", nargs="?", default="_build/html", type=Path)
+    parser.add_argument(
+        "--screenshots",
+        type=Path,
+        default=None,
+        help="write a screenshot of every chapter at 1366 px and 390 px there",
+    )
+    args = parser.parse_args()
+    shots = args.screenshots.resolve() if args.screenshots else None
+    sys.exit(main(args.html.resolve(), shots))

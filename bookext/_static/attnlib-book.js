@@ -99,3 +99,43 @@ document.addEventListener("DOMContentLoaded", function () {
   window.addEventListener("hashchange", function () { setTimeout(mark, 50); });
   mark();
 });
+
+// Controls are named by what they show (what a voice control user says): a button or
+// link whose visible text is not in its aria-label is named by that text (the search
+// button's "Search Ctrl + K"); the icons of a control named by its aria-label are
+// decorative (the colour mode button's sun and moon); a fold's <summary> is named by
+// its visible title ("Show the check"), not "Toggle hidden content"; and the unnamed
+// <summary> that opens a part of the table of contents says what it opens.
+function attnlibNames() {
+  function visible(el) {
+    return (el.innerText || "").replace(/\s+/g, " ").trim();
+  }
+  document.querySelectorAll("summary[aria-label]").forEach(function (s) {
+    if (visible(s)) { s.removeAttribute("aria-label"); }
+  });
+  document.querySelectorAll("[aria-label]").forEach(function (el) {
+    if (el.tagName === "SUMMARY") { return; }
+    el.querySelectorAll("i, svg, .fa-solid, .fas").forEach(function (icon) {
+      icon.setAttribute("aria-hidden", "true");
+      icon.removeAttribute("title");
+      icon.removeAttribute("aria-labelledby");
+      icon.querySelectorAll("title").forEach(function (t) { t.remove(); });
+    });
+    var text = visible(el), label = el.getAttribute("aria-label");
+    if (text && label.toLowerCase().indexOf(text.toLowerCase()) < 0) {
+      el.setAttribute("aria-label", text);
+    }
+  });
+  document.querySelectorAll("li.has-children > details > summary").forEach(function (s) {
+    if (visible(s) || s.getAttribute("aria-label")) { return; }
+    var link = s.closest("li").querySelector("a");
+    var what = link ? visible(link) : "";
+    s.setAttribute("aria-label", "Sections of " + (what || "this part"));
+  });
+}
+if (document.readyState === "loading") {
+  document.addEventListener("DOMContentLoaded", attnlibNames);
+} else {
+  attnlibNames();
+}
+window.addEventListener("load", attnlibNames);
