@@ -171,9 +171,12 @@ dist: $(STAMP)
 # make pdf: the book as a PDF, _build/latex/book.pdf, offline, with Debian's TeX
 # (see the README: latexmk texlive-xetex texlive-latex-extra ...); its text and
 # LaTeX's log are checked (no unresolved reference, no missing glyph).
+# make check-pages: the page check of both editions (tools/check_html.py: after make
+# book and make student), with a screenshot of every chapter at 1366 px and 390 px in
+# _build/screenshots/{reader,student} for review; fails if either edition fails.
 # make test-binder: every notebook executed in a fresh venv holding only what
 # binder/requirements.txt installs (about ten minutes; not part of CI).
-.PHONY: notebooks pdf test-binder
+.PHONY: notebooks pdf test-binder check-pages
 
 notebooks: book
 	$(BIN)/python -m bookext.notebooks _build
@@ -181,6 +184,13 @@ notebooks: book
 pdf: $(STAMP) $(VENDOR) execution-cache
 	env -u MPLBACKEND $(RUN) $(BIN)/jupyter-book build . --builder pdflatex --all
 	$(BIN)/python -m bookext.pdfcheck _build/latex/book.pdf
+
+check-pages: $(STAMP)
+	status=0; \
+	for ed in reader:_build/html student:_build/student/html; do \
+	  $(BIN)/python -m tools.check_html $${ed#*:} \
+	    --screenshots _build/screenshots/$${ed%%:*} || status=1; \
+	done; exit $$status
 
 test-binder: notebooks
 	$(RUN) MPLBACKEND=Agg ATTNLIB_TEST_BINDER=1 $(BIN)/python -m pytest \

@@ -10,8 +10,9 @@ bars from their final state, no widget scripts; and it writes the notebooks of t
 chapters beside the pages and links them (:mod:`bookext.notebooks`); for the PDF,
 players print their last frame and solutions are left out (:mod:`bookext.latex`);
 its search finds words with or without their diacritics (:mod:`bookext.search`),
-and the cells that assert a result are folded behind "Show the check"
-(:mod:`bookext.folding`).
+the cells that assert a result are folded behind "Show the check"
+(:mod:`bookext.folding`), and the bibliography is labelled by author and year, as the
+text cites it (:mod:`bookext.bibstyle`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from attnlib._version import __version__
 
+from . import bibstyle
 from .apiref import escape_type_stars, link_citations, resolve_reexport, write_pages
 from .folding import FoldChecks
 from .launch import colab_link, launch_config
@@ -64,6 +66,8 @@ def _static_files(app: Any) -> None:
 
 
 def setup(app: Any) -> dict:
+    # the bibliography's author-year labels (bibtex_default_style in _config.yml)
+    bibstyle.register()
     app.connect("config-inited", _config_inited)
     # before sphinx-external-toc (priority 900) reads the toc and its globs
     app.connect("config-inited", _api_pages, priority=100)

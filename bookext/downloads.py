@@ -23,7 +23,9 @@ from pathlib import Path
 
 from attnlib._version import __version__
 
-from .notebooks import DOWNLOADS, SDIST, WHEEL
+WHEEL = "attnlib-{version}-py3-none-any.whl"
+SDIST = "attnlib-{version}.tar.gz"
+DOWNLOADS = "_downloads"
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = "attnlib.json"

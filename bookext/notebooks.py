@@ -16,7 +16,9 @@ without the solutions of the exercises.
 Their markdown is plain CommonMark (:mod:`bookext.plainmd`): roles, directives and
 the book's TeX macros become links to the book's pages, bold theorem headings and
 expanded TeX, so that they read well in JupyterLab, Jupyter, Colab or a notebook
-viewer; in the reader's notebook the solutions fold (``<details>``, hidden code).
+viewer; in the reader's notebook the solutions fold (``<details>``, hidden code);
+in both, proofs fold (open at first) and the cells that assert a result are folded
+(:func:`fold_checks`), as on the book's pages.
 Both start with a cell that makes attnlib importable (:func:`install_source`): from
 the wheel that the book's site ships (:mod:`bookext.downloads`, at the address
 ``html.baseurl`` of ``_config.yml``), never by name from a package index.
@@ -37,7 +39,8 @@ from dataclasses import dataclass
 
 from attnlib._version import __version__
 
-from .plainmd import Index, book_index, convert
+from .downloads import DOWNLOADS, SDIST, WHEEL, write_downloads  # noqa: F401
+from .plainmd import Index, book_index, convert, macros  # noqa: F401
 
 try:  # inside Sphinx: its logger (a warning would fail the -W build)
     from sphinx.util import logging as _sphinx_logging
@@ -54,10 +57,6 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 FENCE = re.compile(r"^(`{3,}|:{3,})\{(solution-start|solution-end|solution)\}")
 END = re.compile(r"^(`{3,}|:{3,})\{solution-end\}")
 
-
-WHEEL = "attnlib-{version}-py3-none-any.whl"
-SDIST = "attnlib-{version}.tar.gz"
-DOWNLOADS = "_downloads"
 
 INSTALL = """\
 # Run this cell first. It makes attnlib {version}, the library of the book, importable:
@@ -232,12 +231,6 @@ def _config(root: Path) -> dict:
     return yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
 
 
-def macros(root: Path = ROOT) -> dict[str, str]:
-    """The TeX macros of the book (``_config.yml``'s MathJax ``tex.macros``)."""
-    tex = _config(root)["sphinx"]["config"].get("mathjax3_config", {}).get("tex", {})
-    return {f"\\{k}": v for k, v in (tex.get("macros") or {}).items()}
-
-
 @dataclass
 class Settings:
     """Where the notebooks find the book and the library (``_config.yml``)."""
@@ -342,6 +335,44 @@ def _plain_cells(nb: Any, page: str, index: Index, reader: bool) -> None:
     nb.cells = cells
 
 
+CHECK_TAG = "check"
+
+
+def _text_outputs(cell: Any) -> bool:
+    """Whether a code cell's outputs are text only (no figure, no HTML, no widget)."""
+    for out in cell.get("outputs", []):
+        if set(out.get("data", {})) - {"text/plain"}:
+            return False
+    return True
+
+
+def fold_checks(nb: Any) -> int:
+    """Fold the code cells that assert a result, as the book's pages do
+    (:mod:`bookext.folding`): their code and outputs hidden
+    (``jupyter.source_hidden``, ``jupyter.outputs_hidden``; JupyterLab and Notebook 7
+    show a bar that opens them) and the tag ``check``. A cell that shows a figure, an
+    explorer or a player stays open; so does a solution's code (folded already). The
+    label of a check is the anchor at the end of the markdown cell above it, which
+    stays open, so a link to the check lands just above it. Returns the number of
+    folded cells."""
+    from .folding import asserts
+
+    n = 0
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if cell.cell_type != "code" or "solution" in tags:
+            continue
+        if not asserts(cell.source) or not _text_outputs(cell):
+            continue
+        cell.metadata.setdefault("jupyter", {}).update(
+            {"source_hidden": True, "outputs_hidden": True}
+        )
+        if CHECK_TAG not in tags:
+            cell.metadata["tags"] = [*tags, CHECK_TAG]
+        n += 1
+    return n
+
+
 def _finish(nb: Any, source: Path, config: Settings, reader: bool) -> Any:
     nb.metadata.pop("widgets", None)
     nb.metadata.pop("source_map", None)
@@ -354,6 +385,7 @@ def _finish(nb: Any, source: Path, config: Settings, reader: bool) -> Any:
     index = config.index or book_index(ROOT, toc_pages(ROOT), config.book_url or "")
     page = f"{source.parent.name}/{source.stem}"
     _plain_cells(nb, page, index, reader)
+    fold_checks(nb)
     nb.cells.insert(0, _first_cell(config))
     nb.nbformat, nb.nbformat_minor = 4, 5
     for k, cell in enumerate(nb.cells):
@@ -437,8 +469,6 @@ def build_finished(app: Any, exception: Exception | None) -> None:
     the notebooks beside the pages."""
     if exception is not None or app.builder.format != "html":
         return
-    from .downloads import write_downloads
-
     root = Path(app.srcdir)
     html = Path(app.builder.outdir)
     # attnlib of this checkout: the student edition builds from a mirror of the
@@ -496,8 +526,6 @@ def add_links(
 
 
 def main(argv: list[str]) -> int:
-    from .downloads import write_downloads
-
     build = Path(argv[0]) if argv else ROOT / "_build"
     written = write_downloads(ROOT, build / "html")
     written += write_notebooks(ROOT, build, build / "html")
@@ -507,43 +535,3 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
-
-
-def notebook_failures(html: Path, sources: Path) -> list[str]:
-    """What is wrong with the notebooks of a built book (the page check calls it):
-    each chapter page links its two notebooks, the reader's shows an image for every
-    cell that makes a figure, the student's has no solution and no output."""
-    from tools.check_html import MAKES_FIGURE, _code
-
-    failures = []
-    for page in sorted((html / "book").glob("*.html")):
-        source = sources / f"{page.stem}.md"
-        if not source.exists() or "kernelspec" not in source.read_text()[:600]:
-            continue
-        text = page.read_text(encoding="utf-8")
-        for name in (f"{page.stem}.ipynb", f"{page.stem}-student.ipynb"):
-            if f"{OUT}/{name}" not in text:
-                failures.append(f"{page.name}: no link to {name}")
-            if not (html / OUT / name).exists():
-                failures.append(f"{page.name}: {OUT}/{name} is missing")
-        if failures:
-            continue
-        reader = nbformat.read(html / OUT / f"{page.stem}.ipynb", as_version=4)
-        for cell in reader.cells:
-            tags = set(cell.metadata.get("tags", []))
-            if cell.cell_type != "code" or tags & {"remove-output", "remove-cell"}:
-                continue
-            if MAKES_FIGURE.search(_code(cell.source)) and not any(
-                "image/png" in o.get("data", {}) for o in cell.get("outputs", [])
-            ):
-                first = cell.source.splitlines()[0][:40]
-                failures.append(
-                    f"{page.name}: the notebook has no figure for {first!r}"
-                )
-        student = nbformat.read(html / OUT / f"{page.stem}-student.ipynb", as_version=4)
-        text = "\n".join(c.source for c in student.cells)
-        if re.search(r"\{solution(-start|-end)?\}", text):
-            failures.append(f"{page.name}: the student notebook has a solution")
-        if any(c.get("outputs") for c in student.cells if c.cell_type == "code"):
-            failures.append(f"{page.name}: the student notebook has outputs")
-    return failures

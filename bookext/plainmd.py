@@ -12,7 +12,8 @@ them as CommonMark with inline HTML anchors and TeX that MathJax and KaTeX read:
   read from a built book, and the target's title otherwise;
 * a citation becomes ``(Author et al., 2024)`` linked to the book's references;
 * a theorem-like block becomes a paragraph that starts with its bold name and
-  number, a proof ends with ∎, a numbered equation carries ``\\tag{...}``;
+  number, a proof folds (``<details open>``, open at first) and ends with ∎, a
+  numbered equation carries ``\\tag{...}``;
 * the macros are expanded (``\\R`` -> ``\\mathbb{R}``).
 """
 
@@ -231,7 +232,11 @@ def _directive(
         return _math(body, label, index)
     kind = name.removeprefix("prf:")
     if name.startswith("prf:") and kind == "proof":
-        return f'*Proof.* {inner}\n\n<p align="right">∎</p>'
+        # foldable like the book's proofs, open until the reader folds it
+        return (
+            "<details open><summary><em>Proof.</em></summary>\n\n"
+            f'{inner}\n\n<p align="right">∎</p>\n\n</details>'
+        )
     if name.startswith("prf:") or name == "exercise":
         word = "Exercise" if name == "exercise" else PROOF_KINDS.get(kind, kind.title())
         target = index.targets.get(label or "")
@@ -337,21 +342,12 @@ def _citations(bib: Path) -> dict[str, tuple[str, str]]:
     """``key -> ("Geshkovski et al.", "2023")`` from the book's BibTeX file."""
     from pybtex.database import parse_file
 
-    out = {}
-    for key, entry in parse_file(str(bib)).entries.items():
-        people = entry.persons.get("author") or entry.persons.get("editor") or []
-        last = [" ".join(p.last_names) for p in people]
-        last = [re.sub(r"[{}]", "", n) for n in last]
-        if not last:
-            names = re.sub(r"[{}]", "", entry.fields.get("title", key))[:40]
-        elif len(last) == 1:
-            names = last[0]
-        elif len(last) == 2:
-            names = f"{last[0]} and {last[1]}"
-        else:
-            names = f"{last[0]} et al."
-        out[key] = (names, entry.fields.get("year", ""))
-    return out
+    from .bibstyle import cited_names
+
+    return {
+        key: (cited_names(entry), entry.fields.get("year", ""))
+        for key, entry in parse_file(str(bib)).entries.items()
+    }
 
 
 def _source_targets(path: Path, page: str) -> dict[str, Target]:
@@ -408,13 +404,20 @@ def _html_numbers(page_html: str) -> dict[str, str]:
     return numbers
 
 
+def macros(root: Path) -> dict[str, str]:
+    """The TeX macros of the book (``_config.yml``'s MathJax ``tex.macros``)."""
+    import yaml
+
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    tex = config["sphinx"]["config"].get("mathjax3_config", {}).get("tex", {})
+    return {f"\\{k}": v for k, v in (tex.get("macros") or {}).items()}
+
+
 def book_index(
     root: Path, pages: list[str], base_url: str = "", html_dir: Path | None = None
 ) -> Index:
     """The index of the book's pages (docnames), numbered from the built HTML when
     ``html_dir`` holds it."""
-    from .notebooks import macros
-
     index = Index(base_url=base_url, macros=macros(root))
     bib = root / "book" / "references.bib"
     if bib.exists():

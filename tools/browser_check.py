@@ -8,11 +8,14 @@ aborted), and for every page reports
   anything (a static explorer's other frames come later, on demand), against the
   aim of :data:`WEIGHT_AIM`;
 * failures: a JavaScript error; a request that fails (a missing file); a critical
-  violation found by axe-core (``book/_vendor/axe/axe.min.js``, fetched from npm by
-  :mod:`tools.vendor_assets`); a control of a static explorer that does not change
-  the figure; text outside the typeset formulas, code and scripts that holds a TeX
-  command (``\\frac``, ``\\langle``, ...) or a pair of dollars; a wide displayed
-  equation that does not open at its start; and at 390 px: a page wider than the
+  or serious violation found by axe-core (``book/_vendor/axe/axe.min.js``, fetched
+  from npm by :mod:`tools.vendor_assets`) in the theme's light or dark mode (also
+  for every other page of the edition: :func:`accessibility_pages`); a control of
+  a static explorer that does not change the figure; text outside the typeset
+  formulas, code and scripts that holds a TeX command (``\\frac``, ``\\langle``,
+  ...) or a pair of dollars; a wide displayed equation that does not open at its
+  start; the right-hand contents marking another section than the one at the top
+  of the screen (:func:`toc_failures`); and at 390 px: a page wider than the
   screen, a sidebar toggle that does not open the table of contents, a displayed
   equation wider than its box that does not scroll, or an equation number drawn
   over its formula.
@@ -25,6 +28,9 @@ from typing import Any
 
 WIDTHS = (1366, 390)
 WEIGHT_AIM = 6 * 1024 * 1024
+# milliseconds a page may take to load or a step to act: a chapter page of 0.7 MB
+# took more than playwright's 30 s on a busy two-core machine
+LOAD_TIMEOUT = 300_000
 AXE = Path(__file__).resolve().parents[1] / "book" / "_vendor" / "axe" / "axe.min.js"
 
 _MATHJAX_DONE = """async () => {
@@ -135,6 +141,126 @@ _RAW_TEX = r"""() => {
 }"""
 
 
+# the impacts of axe-core's violations that fail a page, and the theme's two modes
+# (pydata-sphinx-theme: ``<html data-theme="light|dark">``), each checked
+AXE_IMPACTS = ("critical", "serious")
+THEMES = ("light", "dark")
+
+# label-content-name-mismatch (a control whose accessible name does not contain its
+# visible text, which voice control users speak) is experimental in axe-core and off
+# unless asked for
+_AXE_RUN = """async (impacts) => {
+  const result = await axe.run(document, {
+    resultTypes: ["violations"],
+    rules: {"label-content-name-mismatch": {enabled: true}},
+  });
+  return result.violations.filter(v => impacts.includes(v.impact)).map(v => [
+    v.id, v.impact, v.nodes.length,
+    v.nodes.slice(0, 3).map(n => String(n.target) + ((n.any[0] || {}).message
+      ? " (" + n.any[0].message.split(". ")[0].slice(0, 140) + ")" : ""))]);
+}"""
+
+_SET_THEME = """(theme) => {
+  document.documentElement.dataset.theme = theme;
+  document.documentElement.dataset.mode = theme;
+  return getComputedStyle(document.body).backgroundColor;
+}"""
+
+
+def set_theme(page: Any, theme: str) -> None:
+    """Show an open page in the theme's light or dark mode, as its switch does."""
+    page.evaluate(_SET_THEME, theme)
+    page.wait_for_timeout(400)  # the theme's colours change with a short transition
+
+
+def accessibility(page: Any, axe: str) -> list[str]:
+    """axe-core's critical and serious violations of an open page, in the light and
+    in the dark mode of the theme (colour contrast differs between them)."""
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.add_script_tag(content=axe)
+    failures = []
+    try:
+        for theme in THEMES:
+            set_theme(page, theme)
+            for rule, impact, n, where in page.evaluate(_AXE_RUN, list(AXE_IMPACTS)):
+                failures.append(
+                    f"axe {rule} ({impact}, {theme} mode) on {n} element(s): "
+                    + "; ".join(where)
+                )
+    finally:
+        set_theme(page, THEMES[0])
+    return failures
+
+
+def accessibility_pages(pages: list[Path], chromium: str) -> list[str]:
+    """:func:`accessibility` of pages that the full check does not open (the index,
+    the references, the Library reference...), at the desktop width."""
+    from playwright.sync_api import sync_playwright
+
+    if not AXE.exists():
+        return [f"axe-core is missing ({AXE}): run python -m tools.vendor_assets"]
+    axe = AXE.read_text(encoding="utf-8")
+    failures: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=chromium, args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            for path in pages:
+                page = browser.new_page(viewport={"width": WIDTHS[0], "height": 900})
+                page.set_default_timeout(LOAD_TIMEOUT)
+                page.route("http*://**", lambda route: route.abort())
+                try:
+                    page.goto(path.as_uri(), wait_until="load")
+                    page.evaluate(_MATHJAX_DONE)
+                    failures += [f"{path.name}: {f}" for f in accessibility(page, axe)]
+                finally:
+                    page.close()
+        finally:
+            browser.close()
+    return failures
+
+
+# the right-hand contents of the page: which entries are marked as the reader's place
+_TOC_ACTIVE = """() => Array.from(document.querySelectorAll(
+  "#pst-page-toc-nav a.active")).map(a => a.getAttribute("href"))"""
+_TOC_LINKS = """() => Array.from(document.querySelectorAll(
+  "#pst-page-toc-nav a[href^='#']")).map(a => a.getAttribute("href"))"""
+# bring the heading of a section just under the header (as a click on its entry does)
+_TOC_GO = """(href) => {
+  const el = document.getElementById(decodeURIComponent(href.slice(1)));
+  const h = el.querySelector("h1, h2, h3, h4, h5, h6") || el;
+  const header = document.querySelector("#pst-header");
+  const top = header ? header.getBoundingClientRect().height : 0;
+  window.scrollTo(0, window.scrollY + h.getBoundingClientRect().top - top - 2);
+  return document.documentElement.scrollHeight - window.innerHeight - window.scrollY;
+}"""
+
+
+def toc_failures(page: Any) -> list[str]:
+    """The right-hand contents mark the first section at the top of the page, and the
+    section whose heading is at the top of the screen after a scroll to it."""
+    links = page.evaluate(_TOC_LINKS)
+    if len(links) < 2 or not page.locator("#pst-page-toc-nav").is_visible():
+        return []
+    failures = []
+    page.evaluate("() => window.scrollTo(0, 0)")
+    page.wait_for_timeout(600)
+    active = page.evaluate(_TOC_ACTIVE)
+    if active != [links[0]]:
+        failures.append(
+            f"at the top of the page the contents mark {active}, not {links[0]}"
+        )
+    middle = links[len(links) // 2]
+    left_below = page.evaluate(_TOC_GO, middle)
+    page.wait_for_timeout(600)
+    active = page.evaluate(_TOC_ACTIVE)
+    if left_below > 2 and active != [middle]:
+        failures.append(f"at the section {middle} the contents mark {active}")
+    page.evaluate("() => window.scrollTo(0, 0)")
+    return failures
+
+
 def raw_tex(page: Any) -> list[str]:
     """Raw TeX and literal ``$...$`` in the text of an open page after MathJax ran."""
     page.evaluate(_MATHJAX_DONE)
@@ -202,8 +328,12 @@ def _weight(root: Path, urls: set[str], page_path: Path) -> int:
     return total
 
 
-def check_pages(pages: list[Path], root: Path, chromium: str) -> tuple[list, dict]:
-    """Failures (``"<page>: <what>"``) and the weight in bytes of each page."""
+def check_pages(
+    pages: list[Path], root: Path, chromium: str, shots: Path | None = None
+) -> tuple[list, dict]:
+    """Failures (``"<page>: <what>"``) and the weight in bytes of each page; with
+    ``shots``, a screenshot of each whole page at each width is written there
+    (``<page>-1366.png``, ``<page>-390.png``) for a reader to review."""
     from playwright.sync_api import sync_playwright
 
     failures: list[str] = []
@@ -220,15 +350,16 @@ def check_pages(pages: list[Path], root: Path, chromium: str) -> tuple[list, dic
         try:
             for path in pages:
                 for width in WIDTHS:
-                    failures += _check(browser, path, root, width, axe, weights)
+                    failures += _check(browser, path, root, width, axe, weights, shots)
         finally:
             browser.close()
     return failures, weights
 
 
-def _check(browser, path, root, width, axe, weights) -> list[str]:
+def _check(browser, path, root, width, axe, weights, shots=None) -> list[str]:
     name = f"{path.name} at {width} px"
     page = browser.new_page(viewport={"width": width, "height": 900})
+    page.set_default_timeout(LOAD_TIMEOUT)
     errors: list[str] = []
     urls: set[str] = set()
     page.on("pageerror", lambda exc: errors.append(f"JavaScript error: {exc}"))
@@ -254,21 +385,18 @@ def _check(browser, path, root, width, axe, weights) -> list[str]:
         if width == WIDTHS[0]:
             weights[path.name] = _weight(root, set(urls), path)
         if axe is not None and width == WIDTHS[0]:
-            page.add_script_tag(content=axe)
-            violations = page.evaluate(
-                "async () => (await axe.run(document, {resultTypes: ['violations']}))"
-                ".violations.map(v => [v.id, v.impact, v.nodes.length,"
-                " String(v.nodes[0].target)])"
-            )
-            for rule, impact, n, target in violations:
-                if impact == "critical":
-                    out.append(
-                        f"{name}: axe {rule} (critical) on {n} element(s), {target}"
-                    )
+            out += [f"{name}: {f}" for f in accessibility(page, axe)]
         if width == WIDTHS[0]:
             out += [f"{name}: {f}" for f in raw_tex(page)]
+            out += [f"{name}: {f}" for f in toc_failures(page)]
         out += [f"{name}: {f}" for f in page.evaluate(_EQUATION_START)]
         out += [f"{name}: {f}" for f in drive_explorers(page)]
+        if shots is not None:  # before the sidebar is opened, at the top
+            shots.mkdir(parents=True, exist_ok=True)
+            page.evaluate("() => window.scrollTo(0, 0)")
+            page.screenshot(
+                path=str(shots / f"{path.stem}-{width}.png"), full_page=True
+            )
         if width < 500:
             out += [f"{name}: {f}" for f in page.evaluate(_EQUATIONS)]
             out += [

@@ -1,6 +1,8 @@
 """Check the built HTML book: self-contained pages that show their formulas and figures.
 
-Run after ``make book``: ``python -m tools.check_html [_build/html]``. The outputs
+Run after ``make book``: ``python -m tools.check_html [_build/html] [--screenshots
+DIR]`` (``make check-pages``: both editions, screenshots of every chapter at both
+widths in ``_build/screenshots``). The outputs
 of the chapters are read from the execution cache next to the HTML directory
 (``_build/.jupyter_cache``), as the build rendered them.
 
@@ -37,7 +39,8 @@ of the chapters are read from the execution cache next to the HTML directory
 6. Every chapter page links its notebooks (``bookext.notebooks``): the reader's
    shows an image for every figure cell, the student's holds no solution.
 7. In Chromium through playwright at 1366 px and 390 px (:mod:`tools.browser_check`):
-   no JavaScript error or missing file, no critical axe-core violation, every control
+   no JavaScript error or missing file, no critical or serious axe-core violation in
+   the light or the dark mode of the theme (on every page of the edition), every control
    of every static explorer changes its figure; at 390 px the sidebar toggle opens the
    table of contents, wide equations scroll in their box with the number clear of the
    formula, nothing is wider than the screen. The weight of each page is printed.
@@ -230,6 +233,48 @@ def notebook_failures(nb: dict, name: str) -> tuple[list[str], int]:
     ]
     failures += widget_failures(state, views, name)
     return failures, n_images
+
+
+def chapter_notebook_failures(html: Path, sources: Path) -> list[str]:
+    """What is wrong with the notebooks of a built book (the page check calls it):
+    each chapter page links its two notebooks, the reader's shows an image for every
+    cell that makes a figure, the student's has no solution and no output."""
+    import nbformat
+
+    from bookext.notebooks import OUT
+
+    failures = []
+    for page in sorted((html / "book").glob("*.html")):
+        source = sources / f"{page.stem}.md"
+        if not source.exists() or "kernelspec" not in source.read_text()[:600]:
+            continue
+        text = page.read_text(encoding="utf-8")
+        for name in (f"{page.stem}.ipynb", f"{page.stem}-student.ipynb"):
+            if f"{OUT}/{name}" not in text:
+                failures.append(f"{page.name}: no link to {name}")
+            if not (html / OUT / name).exists():
+                failures.append(f"{page.name}: {OUT}/{name} is missing")
+        if failures:
+            continue
+        reader = nbformat.read(html / OUT / f"{page.stem}.ipynb", as_version=4)
+        for cell in reader.cells:
+            tags = set(cell.metadata.get("tags", []))
+            if cell.cell_type != "code" or tags & {"remove-output", "remove-cell"}:
+                continue
+            if MAKES_FIGURE.search(_code(cell.source)) and not any(
+                "image/png" in o.get("data", {}) for o in cell.get("outputs", [])
+            ):
+                first = cell.source.splitlines()[0][:40]
+                failures.append(
+                    f"{page.name}: the notebook has no figure for {first!r}"
+                )
+        student = nbformat.read(html / OUT / f"{page.stem}-student.ipynb", as_version=4)
+        text = "\n".join(c.source for c in student.cells)
+        if re.search(r"\{solution(-start|-end)?\}", text):
+            failures.append(f"{page.name}: the student notebook has a solution")
+        if any(c.get("outputs") for c in student.cells if c.cell_type == "code"):
+            failures.append(f"{page.name}: the student notebook has outputs")
+    return failures
 
 
 def executed_notebook(source: Path, build: Path) -> dict | None:
@@ -500,7 +545,7 @@ def sources_and_build(root: Path) -> tuple[Path, Path]:
     return Path(__file__).resolve().parents[1] / "book", root.parent
 
 
-def main(root: Path) -> int:
+def main(root: Path, shots: Path | None = None) -> int:
     # the chapters, then the assignment pages and the guide of the Coursework part
     pages = sorted(root.glob("book/*.html")) + sorted(
         root.glob("book/coursework/**/*.html")
@@ -552,14 +597,20 @@ def main(root: Path) -> int:
             f"{page.name}: {n_math} formulas typeset, {n_views} widget views saved, "
             f"{n_img} images rendered"
         )
-    from bookext.notebooks import notebook_failures as chapter_notebook_failures
-
-    from .browser_check import WEIGHT_AIM, check_pages
+    from .browser_check import WEIGHT_AIM, accessibility_pages, check_pages
 
     failures += chapter_notebook_failures(root, sources)
 
-    browser_fail, weights = check_pages(pages, root, chromium)
+    browser_fail, weights = check_pages(pages, root, chromium, shots)
     failures += browser_fail
+    # axe-core on every other page of the edition, in both modes of the theme
+    # (not the theme's template fragments under _static/, which no reader opens)
+    others = [
+        p
+        for p in every_page
+        if p not in pages and "_static" not in p.relative_to(root).parts
+    ]
+    failures += accessibility_pages(others, chromium)
     print("page weight at first load (page and the files it loads):")
     for name, size in weights.items():
         mark = (
@@ -574,4 +625,16 @@ def main(root: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1] if len(sys.argv) > 1 else "_build/html").resolve()))
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("html", nargs="?", default="_build/html", type=Path)
+    parser.add_argument(
+        "--screenshots",
+        type=Path,
+        default=None,
+        help="write a screenshot of every chapter at 1366 px and 390 px there",
+    )
+    args = parser.parse_args()
+    shots = args.screenshots.resolve() if args.screenshots else None
+    sys.exit(main(args.html.resolve(), shots))

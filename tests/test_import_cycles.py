@@ -1,0 +1,121 @@
+"""No import cycle among the modules of attnlib/, bookext/ and tools/.
+
+Every ``import`` statement is read from the sources (also those inside functions,
+which a cycle hides from a plain ``import``: they only fail when the function runs)
+and each module points to the modules it imports; a cycle is a strongly connected
+component of more than one module (Tarjan's algorithm). Importing ``a.b.c`` points
+to ``a.b.c`` only (Python runs the parents' ``__init__`` first, but a package that
+imports its own submodules is not a cycle).
+"""
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("attnlib", "bookext", "tools")
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path, name: str, known: set[str]) -> set[str]:
+    """The modules of ``known`` that the module ``name`` (file ``path``) imports."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+
+    def add(target: str) -> None:
+        # the longest known prefix: "attnlib.viz.describe" (a function) -> attnlib.viz
+        while target and target not in known:
+            target = target.rpartition(".")[0]
+        if target:
+            found.add(target)
+
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                origin = ".".join(base + ([node.module] if node.module else []))
+            else:
+                origin = node.module or ""
+            for alias in node.names:
+                add(f"{origin}.{alias.name}" if origin else alias.name)
+    found.discard(name)  # "from . import x" of a name defined in the package
+    return found
+
+
+def import_graph(root: Path = ROOT, packages=PACKAGES) -> dict[str, set[str]]:
+    files = {
+        module_name(p, root): p
+        for pkg in packages
+        for p in sorted((root / pkg).rglob("*.py"))
+        if ".ipynb_checkpoints" not in p.parts
+    }
+    known = set(files)
+    return {name: imports_of(path, name, known) for name, path in files.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles: strongly connected components of more than one module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycle():
+    graph = import_graph()
+    assert "bookext.notebooks" in graph and "tools.check_html" in graph
+    assert "bookext.plainmd" in graph["bookext.notebooks"]
+    found = cycles(graph)
+    assert found == [], "import cycles: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def test_a_cycle_through_an_import_inside_a_function_is_found(tmp_path):
+    for pkg, other in (("one", "two"), ("two", "one")):
+        (tmp_path / pkg).mkdir()
+        (tmp_path / pkg / "__init__.py").write_text("")
+        (tmp_path / pkg / "mod.py").write_text(
+            f"def f():\n    from {other}.mod import g\n    return g\n\n\ndef g():\n"
+            "    return 1\n"
+        )
+    (tmp_path / "one" / "sub.py").write_text("from . import mod\nfrom .mod import f\n")
+    graph = import_graph(tmp_path, ("one", "two"))
+    assert graph["one.sub"] == {"one.mod"}
+    assert cycles(graph) == [["one.mod", "two.mod"]]
+    # a package importing its own submodules is not a cycle
+    assert cycles({"p": {"p.a"}, "p.a": set()}) == []
