@@ -139,6 +139,21 @@ def printable(text: str) -> str:
     return "".join(out)
 
 
+def cell(text: str, width: int) -> str:
+    """``text`` cut and padded to ``width`` columns of a terminal: a CJK character
+    takes two (wcwidth), so that names such as 李雷 keep the columns aligned."""
+    from wcwidth import wcwidth
+
+    out, used = [], 0
+    for ch in text:
+        w = max(wcwidth(ch), 0)
+        if used + w > width:
+            break
+        out.append(ch)
+        used += w
+    return "".join(out) + " " * (width - used)
+
+
 def _file_kind(path: Path, follow: bool) -> str:
     """``""`` for a regular file or folder that may be read, else why not."""
     try:
@@ -869,7 +884,7 @@ class Progress:
         score = f"{fmt(g.total)}/{fmt(self.possible)}"
         print(
             f"[{self.done:>{len(str(self.total))}}/{self.total}] "
-            f"{printable(g.student)[:28]:28s} {score:>9s}  {g.status:8s} "
+            f"{cell(printable(g.student), 28)} {score:>9s}  {g.status:8s} "
             f"{_clock(elapsed)} elapsed, about {_clock(left)} left",
             file=sys.stderr,
             flush=True,
@@ -1349,7 +1364,7 @@ def _summary(grades, possible, out, questions, interrupted) -> None:
     print(f"{'student':28s} {'total':>9s}  status")
     for g in grades:
         score = f"{fmt(g.total)}/{fmt(possible)}"
-        print(f"{printable(g.student)[:28]:28s} {score:>9s}  {g.status}", end="")
+        print(f"{cell(printable(g.student), 28)} {score:>9s}  {g.status}", end="")
         print(f"  ({printable(g.reason)[:100]})" if g.reason else "")
     counts = {s: sum(g.status == s for g in grades) for s in STATUS_HELP}
     print(", ".join(f"{n} {s}" for s, n in counts.items() if n))
