@@ -1732,17 +1732,16 @@ def test_a_dead_tester_costs_one_row_and_a_run_without_results_fails(
 
     def run(fail, out):
         monkeypatch.setattr(cwgrade, "_workers", lambda m, u, n: [Fake(fail)])
-        return cwgrade._grade_locked(
-            SLUG,
-            masters.master_paths()[SLUG],
-            entries,
-            0,
-            info,
-            out,
-            LIMITS,
-            1,
-            True,
+        run = cwgrade.GradingRun(
+            slug=SLUG,
+            master=masters.master_paths()[SLUG],
+            info=info,
+            out=out,
+            limits=LIMITS,
+            jobs=1,
+            unsafe=True,
         )
+        return cwgrade._grade_locked(run, entries, 0)
 
     grades = run({"bob.ipynb": ValueError("message of 80 MB")}, tmp_path / "one")
     by = {g.student: g for g in grades}
