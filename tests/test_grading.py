@@ -878,6 +878,53 @@ def test_scan_flags_what_a_human_should_read():
         assert any(word in f for f in found), (code, found)
 
 
+def test_a_copy_of_the_librarys_code_is_found_under_any_name():
+    """A function of attnlib pasted into a notebook under another name, in a code
+    cell, a file written by %%writefile or %%bash, or a string run with exec."""
+    import inspect
+    import textwrap
+
+    from attnlib import _kernel
+
+    src = textwrap.dedent(inspect.getsource(_kernel.attention_weights))
+    src = src.replace("def attention_weights", "def my_weights")
+    src = "\n".join(
+        line for line in src.splitlines() if not line.strip().startswith("#")
+    )
+    for cells in (
+        [src],
+        ["%%writefile mylib.py\n" + src],
+        ["%%bash\ncat > /tmp/m.py <<'PY'\n" + src + "\nPY\n"],
+        [f"code = {src!r}\nexec(code)"],
+    ):
+        found = scan.scan_cells(cells)
+        assert "a copy of attnlib's code (attnlib._kernel.attention_weights)" in found
+    # an honest softmax is not a copy
+    honest = (
+        "def attention_matrix(X, beta):\n"
+        "    L = beta * X @ X.T\n"
+        "    W = np.exp(L - L.max(axis=1, keepdims=True))\n"
+        "    W = W / W.sum(axis=1, keepdims=True)\n"
+        "    return W\n"
+    )
+    assert scan.library_copies([honest]) == []
+    tested = {
+        "scores": {"q1": 4.0, "q2": 3.0},
+        "cases": {"q1": [{"passed": True}], "q2": [{"passed": True}]},
+        "library": {},
+    }
+
+    class Assignment:
+        questions = [("q1", 4.0), ("q2", 3.0)]
+        implement = {"q1": {"f"}, "q2": set()}
+        derive = {"q1": set(), "q2": set()}
+
+    tester._refuse_copies(Assignment, tested, scan.scan_cells([src]))
+    assert tested["scores"] == {"q1": 0.0, "q2": 3.0}
+    assert "attention_weights" in tested["library"]["q1"]
+    assert tested["cases"]["q1"][0]["passed"] is False
+
+
 def test_reader_accepts_what_jupyter_accepts(tmp_path):
     nb = {
         "nbformat": 4,

@@ -726,6 +726,24 @@ def _answers(first: dict, names: list[str]) -> dict:
     return answers
 
 
+def _refuse_copies(assignment: Assignment, tested: dict, flags: list[str]) -> None:
+    """No points for the implement and derive questions of a notebook that holds a
+    copy of attnlib's code under another name (the scan's finding)."""
+    copies = [f for f in flags if f.startswith(scan.LIBRARY_COPY)]
+    if not copies:
+        return
+    message = (
+        f"the notebook holds {copies[0]}: this question asks you to write it "
+        "yourself, without the library"
+    )
+    for q, _ in assignment.questions:
+        if assignment.implement.get(q) or assignment.derive.get(q):
+            tested["scores"][q] = 0.0
+            tested["library"][q] = message
+            for case in tested["cases"][q]:
+                case.update(passed=False, message=message)
+
+
 def grade(
     assignment: Assignment,
     cells: list[str],
@@ -790,6 +808,7 @@ def grade(
             except Stopped:
                 pass  # its questions are "not tested", with the reason
         tested = run_cases(assignment, channels, answers)
+        _refuse_copies(assignment, tested, result["flags"])
         result.update(
             scores=tested["scores"], cases=tested["cases"], library=tested["library"]
         )
