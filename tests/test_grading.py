@@ -17,6 +17,7 @@ import io
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -80,9 +81,13 @@ def _leftovers(*graders: int) -> list[str]:
     sandboxes of this process or of the grading processes ``graders`` (a grading
     run beside the tests has other sandboxes: they are not looked at)."""
     ours = {
-        sandbox.slot_uid(pid, slot)
+        uid
         for pid in (os.getpid(), *graders)
         for slot in range(sandbox.MAX_SLOTS)
+        for uid in (
+            sandbox.slot_uid(pid, slot),
+            sandbox.absent_uid(sandbox.slot_uid(pid, slot)),
+        )
     }
     out = []
     for p in psutil.process_iter(["pid", "uids", "cmdline"]):
@@ -394,27 +399,10 @@ def test_interrupted_run_stops_fast_and_resumes(a1, tmp_path):
     assert len(rows) == 5
 
 
-@slow
-def test_the_guides_recipe_adds_a_question(a1, tmp_path):
-    """Follow "Adding or changing a question" of the instructor's guide on a copy of
-    Assignment 1: copy a question from BEGIN QUESTION to END QUESTION, give it the
-    next name and its points, write the solution, the EXPECTED values and tests
-    whose points add up to the question's; the assignment builds, the solution gets
-    full marks, the blank notebook none, and the conventions still hold."""
-    from tests.test_coursework import check_conventions
-
-    guide = (ROOT / "book" / "coursework" / "guide.md").read_text()
-    recipe = guide[guide.index("## Adding or changing a question") :]
-    for step in (
-        "# BEGIN QUESTION",
-        "points",
-        "implement:",
-        "# BEGIN EXPECTED",
-        "expected[",
-        "add up",
-        "make assignments",
-    ):
-        assert step in recipe, f"the recipe no longer says {step!r}"
+def _recipe_master() -> str:
+    """Assignment 1's master with a question added as the guide's recipe says: a
+    copy of Question 3 renamed ``q4_two_steps`` (2 points), its solution, EXPECTED
+    values and tests; the later questions renamed."""
     text = masters.master_paths()[SLUG].read_text()
     start = text.index("```{raw-cell}\n# BEGIN QUESTION\nname: q3_euler_step")
     end = text.index("# END QUESTION\n```", start) + len("# END QUESTION\n```")
@@ -496,7 +484,31 @@ assert np.allclose(two_steps(_X, 0.3, 1.0), _ref)
         ("q4_derive", "q5_derive"),
     ):
         text = text.replace(old_q, new_q)
-    text = text[:end] + "\n\n" + new + text[end:]
+    return text[:end] + "\n\n" + new + text[end:]
+
+
+@slow
+def test_the_guides_recipe_adds_a_question(a1, tmp_path):
+    """Follow "Adding or changing a question" of the instructor's guide on a copy of
+    Assignment 1: copy a question from BEGIN QUESTION to END QUESTION, give it the
+    next name and its points, write the solution, the EXPECTED values and tests
+    whose points add up to the question's; the assignment builds, the solution gets
+    full marks, the blank notebook none, and the conventions still hold."""
+    from tests.test_coursework import check_conventions
+
+    guide = (ROOT / "book" / "coursework" / "guide.md").read_text()
+    recipe = guide[guide.index("## Adding or changing a question") :]
+    for step in (
+        "# BEGIN QUESTION",
+        "points",
+        "implement:",
+        "# BEGIN EXPECTED",
+        "expected[",
+        "add up",
+        "make assignments",
+    ):
+        assert step in recipe, f"the recipe no longer says {step!r}"
+    text = _recipe_master()
     masters_dir = tmp_path / "assignments"
     (masters_dir / "rubrics").mkdir(parents=True)
     master = masters_dir / f"{SLUG}.md"
@@ -537,6 +549,88 @@ assert np.allclose(two_steps(_X, 0.3, 1.0), _ref)
 
 
 # ---------------------------------------------------------------- the pieces (fast)
+
+
+# the mistakes of Assignment 1 that a two-step question calling euler_step shares
+# (step 5 of the recipe), and the renamed questions (step 1)
+RECIPE_SCORES = {
+    "velocity without the tangent projection": 0.0,
+    "USA instead of SA normalisation (divides by n, not by Z_i)": 0.0,
+    "Euler step without the retraction": 0.0,
+}
+
+
+def _guide_commands() -> list[str]:
+    """The shell commands of the guide's recipe for adding a question."""
+    guide = (ROOT / "book" / "coursework" / "guide.md").read_text()
+    recipe = guide[guide.index("## Adding or changing a question") :]
+    recipe = recipe[: recipe.index("\n## ", 1)]
+    blocks = re.findall(r"```shell\n(.*?)```", recipe, re.S)
+    return [
+        line.strip() for block in blocks for line in block.splitlines() if line.strip()
+    ]
+
+
+@slow
+@pytest.mark.skipif(
+    not (ROOT / ".venv" / ".installed").exists(), reason="needs make env's .venv"
+)
+def test_the_guides_commands_work_in_a_fresh_shell(a1, tmp_path):
+    """Add a question to a copy of the repository as the guide says (steps 1-5),
+    then paste the guide's commands into a shell that has not activated anything:
+    the assignment builds and its tests pass."""
+    commands = _guide_commands()
+    assert commands and commands[0] == "make assignments", commands
+    repo = tmp_path / "repo"
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    for rel in filter(None, listed.split("\0")):
+        src = ROOT / rel
+        if src.is_file() and not src.is_symlink():
+            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, repo / rel)
+    (repo / ".venv").symlink_to(ROOT / ".venv")
+    # the assignments as a lecturer has them built before adding the question
+    built = repo / "_build" / "assignments"
+    shutil.copytree(a1, built, ignore=shutil.ignore_patterns(".partial-*"))
+    (built / ".built").touch()
+    time.sleep(1.5)  # the edits below are newer than the build, as for make
+    (repo / "book" / "assignments" / f"{SLUG}.md").write_text(_recipe_master())
+    mistakes = repo / "tests" / "assignments" / f"{SLUG}.py"
+    text = mistakes.read_text()
+    for old_q, new_q in (("q5_clusters", "q6_clusters"), ("q4_derive", "q5_derive")):
+        text = text.replace(f'"{old_q}"', f'"{new_q}"')
+    for name, score in RECIPE_SCORES.items():
+        start = text.index(f'"name": "{name}"')
+        at = text.index('"scores": {', start) + len('"scores": {')
+        text = text[:at] + f'"q4_two_steps": {score}, ' + text[at:]
+    mistakes.write_text(text)
+    # a fresh shell: no environment activated, nothing of this test run
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTEST", "COURSEWORK", "VIRTUAL_ENV"))
+    }
+    env["PATH"] = os.pathsep.join(
+        p for p in env.get("PATH", "").split(os.pathsep) if ".venv" not in p
+    )
+    for command in commands:
+        r = subprocess.run(
+            ["bash", "-c", command],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=3600,
+            check=False,
+        )
+        assert r.returncode == 0, (command, r.stdout[-3000:], r.stderr[-3000:])
+    assert "q4_two_steps" in (built / SLUG / "questions.json").read_text()
+    assert " passed" in r.stdout and "failed" not in r.stdout, r.stdout[-2000:]
 
 
 def test_plain_data_round_trip():
@@ -643,6 +737,99 @@ def test_sympy_reader_refuses_code(text):
         wire.parse_srepr(text)
 
 
+def test_sympy_answers_that_would_not_end_are_refused_before_evaluation():
+    # a power of a hundred million digits, or a factorial of a hundred million, is
+    # refused before sympy builds (and so evaluates) it
+    start = time.process_time()
+    for text in [
+        "Pow(Integer(10), Integer(100000000))",
+        "Pow(Integer(10), Integer(-100000000))",
+        "Mul(Symbol('x'), Pow(Integer(7), Integer(10000000)))",
+        "factorial(Integer(100000000))",
+        "Add(Symbol('x'), fibonacci(Integer(10000000000)))",
+    ]:
+        with pytest.raises(wire.WireError, match="digits|integer argument"):
+            wire.parse_srepr(text)
+    assert time.process_time() - start < 5
+    # powers and functions of moderate size and symbolic powers are answers
+    assert wire.parse_srepr("Pow(Integer(10), Integer(50))") == 10**50
+    assert wire.parse_srepr("factorial(Integer(20))") == sp.factorial(20)
+    x, y = sp.symbols("x y", real=True)
+    power = wire.parse_srepr(
+        "Pow(Add(Symbol('x', real=True), Integer(1)), Integer(1000000))"
+    )
+    assert power == (x + 1) ** (10**6)
+    answer = 2 * x * y - x**2 * sp.sin(y) / 3
+    assert wire.parse_srepr(sp.srepr(answer)) == answer
+
+
+class _Cases:
+    """An assignment of one question whose test compares the answer ``v``."""
+
+    def __init__(self, body: str):
+        self.questions = [("q", 1.0)]
+        self.names, self.absent = ["v"], set()
+        tree = masters.parse_cell(body, "q")
+        code = compile(tree, "<q public test 1>", "exec")
+        self.cases = [tester.Case("q", 1, False, 1.0, body, code, frozenset({"v"}))]
+
+    def namespace(self):
+        return {"sp": sp}
+
+
+class _Channel:
+    def __init__(self, limits):
+        self.limits = limits
+
+
+def test_a_costly_answer_stops_at_the_cpu_limit_of_a_test_case():
+    # 60 characters that sympy takes minutes to expand
+    text = "Pow(Add(Symbol('x'), Integer(1)), Integer(100000))"
+    cases = _Cases("x = sp.Symbol('x')\nassert sp.expand(v - (x + 1)) != 0\n")
+    limits = sandbox.Limits(case_cpu=2)
+    start = time.monotonic()
+    out = tester.run_cases(
+        cases,
+        {False: _Channel(limits)},
+        {False: {"v": wire.encode(wire.parse_srepr(text))}},
+    )
+    (case,) = out["cases"]["q"]
+    assert not case["passed"], case
+    assert "did not finish within 2 s of CPU" in case["message"], case
+    assert time.monotonic() - start < 120  # CPU seconds, on a busy machine
+
+
+def test_the_tester_runs_within_its_memory_and_its_sandboxes_get_theirs():
+    code = (
+        "import resource, subprocess, sys\n"
+        "import numpy as np\n"
+        "from tools.coursework import tester\n"
+        "tester.limit_memory(1024)\n"
+        "try:\n"
+        "    np.ones(2 * 2**30 // 8)\n"
+        "    print('allocated')\n"
+        "except MemoryError:\n"
+        "    print('MemoryError')\n"
+        "child = subprocess.run([sys.executable, '-c', 'import resource; "
+        "print(resource.getrlimit(resource.RLIMIT_AS)[0])'], capture_output=True, "
+        "text=True, preexec_fn=tester._restore_memory)\n"
+        "print(child.stdout.strip())\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    lines = r.stdout.split()
+    assert lines[0] == "MemoryError", (r.stdout, r.stderr)
+    import resource
+
+    assert int(lines[1]) == resource.getrlimit(resource.RLIMIT_AS)[0], r.stdout
+
+
 def test_formula_parser_refuses_code(tmp_path):
     tester.install_safe_parser()
     target = tmp_path / "ran"
@@ -689,6 +876,53 @@ def test_scan_flags_what_a_human_should_read():
     for code, word in cases.items():
         found = scan.scan_cells([code])
         assert any(word in f for f in found), (code, found)
+
+
+def test_a_copy_of_the_librarys_code_is_found_under_any_name():
+    """A function of attnlib pasted into a notebook under another name, in a code
+    cell, a file written by %%writefile or %%bash, or a string run with exec."""
+    import inspect
+    import textwrap
+
+    from attnlib import _kernel
+
+    src = textwrap.dedent(inspect.getsource(_kernel.attention_weights))
+    src = src.replace("def attention_weights", "def my_weights")
+    src = "\n".join(
+        line for line in src.splitlines() if not line.strip().startswith("#")
+    )
+    for cells in (
+        [src],
+        ["%%writefile mylib.py\n" + src],
+        ["%%bash\ncat > /tmp/m.py <<'PY'\n" + src + "\nPY\n"],
+        [f"code = {src!r}\nexec(code)"],
+    ):
+        found = scan.scan_cells(cells)
+        assert "a copy of attnlib's code (attnlib._kernel.attention_weights)" in found
+    # an honest softmax is not a copy
+    honest = (
+        "def attention_matrix(X, beta):\n"
+        "    L = beta * X @ X.T\n"
+        "    W = np.exp(L - L.max(axis=1, keepdims=True))\n"
+        "    W = W / W.sum(axis=1, keepdims=True)\n"
+        "    return W\n"
+    )
+    assert scan.library_copies([honest]) == []
+    tested = {
+        "scores": {"q1": 4.0, "q2": 3.0},
+        "cases": {"q1": [{"passed": True}], "q2": [{"passed": True}]},
+        "library": {},
+    }
+
+    class Assignment:
+        questions = [("q1", 4.0), ("q2", 3.0)]
+        implement = {"q1": {"f"}, "q2": set()}
+        derive = {"q1": set(), "q2": set()}
+
+    tester._refuse_copies(Assignment, tested, scan.scan_cells([src]))
+    assert tested["scores"] == {"q1": 0.0, "q2": 3.0}
+    assert "attention_weights" in tested["library"]["q1"]
+    assert tested["cases"]["q1"][0]["passed"] is False
 
 
 def test_reader_accepts_what_jupyter_accepts(tmp_path):
@@ -762,6 +996,23 @@ QUESTIONS = [
     {"name": "q2", "points": 2, "manual": False},
     {"name": "q3", "points": 2, "manual": True},
 ]
+
+
+def test_the_console_summary_keeps_its_columns_with_cjk_names(capsys, tmp_path):
+    from wcwidth import wcswidth
+
+    names = ["李雷", "王芳", "alice", "Zoë", "李" * 20, "a" * 40]
+    grades = [_grade(n, total=float(i % 3)) for i, n in enumerate(names)]
+    cwgrade._summary(grades, 5.0, tmp_path, QUESTIONS, False)
+    rows = capsys.readouterr().out.splitlines()[1 : 1 + len(names)]
+    # the score ends, and the status starts, in the same column on every row
+    columns = {wcswidth(row[: row.index("  graded")]) for row in rows}
+    assert columns == {28 + 1 + 9}, rows
+    progress = cwgrade.Progress(len(names), 5.0)
+    for g in grades:
+        progress.update(g)
+    lines = capsys.readouterr().err.splitlines()
+    assert len({wcswidth(line[: line.index(" graded")]) for line in lines}) == 1
 
 
 def test_gradebook_merges_and_neutralises_formulas(tmp_path):
@@ -1335,6 +1586,120 @@ def test_a_full_disk_says_so_and_leaves_nothing(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["gradebook.csv"]
 
 
+def _in_sandbox(code: str, limits: sandbox.Limits, slot: int = 7):
+    """Run Python ``code`` where a notebook runs (its sandbox and control group,
+    without the harness): the finished process and the control group."""
+    uid = sandbox.slot_uid(os.getpid(), slot)
+    cmd, env = sandbox.command(uid, limits, unsafe=False)
+    assert cmd[-2] == f"{sandbox.INSIDE}/harness.py", cmd[-4:]
+    group = sandbox.Cgroup.create(f"test-{os.getpid()}-{slot}", limits)
+
+    def enter():
+        if group is not None:
+            group.enter()
+
+    proc = subprocess.run(
+        [*cmd[:-2], "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        preexec_fn=enter,
+        check=False,
+    )
+    return proc, group
+
+
+NEEDS_BWRAP = pytest.mark.skipif(
+    sandbox.bwrap() is None, reason="bubblewrap is not installed"
+)
+
+
+@NEEDS_BWRAP
+def test_a_notebook_cannot_make_a_user_namespace_of_its_own():
+    """In a user namespace of its own a notebook would be root and could mount a
+    tmpfs of half the machine's memory; bubblewrap's --disable-userns forbids
+    making one, for a root lecturer and for another user."""
+    if not sandbox.disable_userns():
+        pytest.skip("this bubblewrap or kernel cannot disable user namespaces")
+    code = (
+        "import subprocess\n"
+        "r = subprocess.run(['unshare', '-Urm', 'sh', '-c', "
+        "'mkdir -p /tmp/m && mount -t tmpfs -o size=8g none /tmp/m && echo MOUNTED'],"
+        " capture_output=True, text=True)\n"
+        "print('unshare', r.returncode, r.stdout.strip())\n"
+    )
+    proc, group = _in_sandbox(code, sandbox.Limits())
+    if group is not None:
+        group.remove()
+    assert proc.returncode == 0, proc.stderr
+    assert "MOUNTED" not in proc.stdout and "unshare 1" in proc.stdout, proc.stdout
+
+
+@NEEDS_BWRAP
+@pytest.mark.skipif(not sandbox.cgroup_kind(), reason="no control groups here")
+def test_memory_and_processes_are_limited_per_sandbox_not_per_process():
+    """Three processes of 1.5 GB each fit the limit of one process (3 GB) but not
+    the sandbox's (2 GB in this test); a fork bomb gets at most the
+    sandbox's processes, however many processes share them."""
+    limits = sandbox.Limits(sandbox_memory_mb=2048, processes=30)
+    code = (
+        "import os, time\n"
+        "import numpy as np\n"
+        "kids = []\n"
+        "for _ in range(3):\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        a = np.ones(1536 * 2**20 // 8)\n"
+        "        time.sleep(3)\n"
+        "        os._exit(0)\n"
+        "    kids.append(pid)\n"
+        "codes = [os.waitpid(k, 0)[1] for k in kids]\n"
+        "print('killed', sum(os.WIFSIGNALED(c) for c in codes))\n"
+    )
+    proc, group = _in_sandbox(code, limits)
+    try:
+        assert "killed" in proc.stdout, (proc.stdout, proc.stderr)
+        assert int(proc.stdout.split()[-1]) >= 1, proc.stdout
+        assert group.out_of_memory()
+    finally:
+        group.remove()
+    bomb = (
+        "import os, time\n"
+        "n = 0\n"
+        "for _ in range(200):\n"
+        "    try:\n"
+        "        if os.fork() == 0:\n"
+        "            time.sleep(20)\n"
+        "            os._exit(0)\n"
+        "        n += 1\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "print('started', n, flush=True)\n"
+        "os._exit(0)\n"
+    )
+    proc, group = _in_sandbox(bomb, limits, slot=6)
+    try:
+        started = int(proc.stdout.split()[-1])
+        assert 0 < started < limits.processes, proc.stdout
+    finally:
+        group.remove()
+    assert not any(d.exists() for d in group.dirs)
+
+
+def test_the_reason_of_a_sandbox_stopped_for_its_memory():
+    class Group:
+        def out_of_memory(self):
+            return True
+
+    proc = subprocess.Popen(["sleep", "60"])
+    proc.kill()
+    channel = tester.Channel(proc, time.monotonic() + 60, sandbox.Limits(), Group())
+    why, kind = channel._why_gone()
+    assert kind == "failed"
+    assert "processes together used more than the sandbox's memory (4096 MB" in why
+
+
 def test_a_kill_far_from_the_cpu_limit_is_not_called_a_timeout():
     """The out-of-memory killer sends SIGKILL: after a second of CPU that is not
     the CPU limit (killed at 2 cpu + 10 s), and the reason says so."""
@@ -1370,7 +1735,7 @@ def test_magics_that_jupyter_accepts_run(tmp_path):
         f"sys.path.insert(0, {str(ROOT / 'tools' / 'coursework')!r})\n"
         "import harness\n"
         "shell = harness._shell()\n"
-        f"errors, ran_out = harness._run_cells(shell, {cells!r}, 60)\n"
+        f"errors, ran_out, _ = harness._run_cells(shell, {cells!r}, 60)\n"
         "print(json.dumps([errors, shell.user_ns.get('backend')]))\n"
     )
     out = subprocess.run(
@@ -1414,17 +1779,16 @@ def test_a_dead_tester_costs_one_row_and_a_run_without_results_fails(
 
     def run(fail, out):
         monkeypatch.setattr(cwgrade, "_workers", lambda m, u, n: [Fake(fail)])
-        return cwgrade._grade_locked(
-            SLUG,
-            masters.master_paths()[SLUG],
-            entries,
-            0,
-            info,
-            out,
-            LIMITS,
-            1,
-            True,
+        run = cwgrade.GradingRun(
+            slug=SLUG,
+            master=masters.master_paths()[SLUG],
+            info=info,
+            out=out,
+            limits=LIMITS,
+            jobs=1,
+            unsafe=True,
         )
+        return cwgrade._grade_locked(run, entries, 0)
 
     grades = run({"bob.ipynb": ValueError("message of 80 MB")}, tmp_path / "one")
     by = {g.student: g for g in grades}
@@ -1514,6 +1878,50 @@ def test_a_failing_test_says_what_failed_in_a_few_lines():
     assert len(lines) == 4
     # an operand that calls a function is not evaluated again
     assert tester._compared("assert f(x) == 3", {"f": None}) == []
+
+
+@slow
+def test_grader_check_shows_a_failing_test_in_a_few_lines(a1, tmp_path, monkeypatch):
+    """``grader.check`` in the student's notebook, as otter runs it there: each
+    failing test shows its hint, the line that failed and the values it compared
+    in a few lines (doctest's transcript took about 70 lines a test)."""
+    import otter.test_files.ok_test as ok_test
+
+    monkeypatch.setattr(ok_test, "run_doctest", ok_test.run_doctest)
+    student = a1 / SLUG / "student" / f"{SLUG}.ipynb"
+    shutil.copy2(student, tmp_path / student.name)
+    monkeypatch.chdir(tmp_path)
+    code = ["".join(c["source"]) for c in _notebook(student)["cells"]]
+    code = [
+        c
+        for c, cell in zip(code, _notebook(student)["cells"])
+        if cell["cell_type"] == "code"
+    ]
+    assert common.CHECK_CELL in code, "the student notebook lacks the check cell"
+    env: dict = {}
+    for src in code[:4]:  # otter, the check cell, the imports, the expected values
+        exec(src, env)
+    exec(
+        "def attention_matrix(X, beta, Q=None, K=None, normalization='sa'):\n"
+        "    A = np.exp(beta * X @ X.T)\n"
+        "    return A / A.sum()\n"
+        "result = grader.check('q1_attention')\n",
+        env,
+    )
+    failed = [r for r in env["result"].test_case_results if not r.passed]
+    assert len(failed) == 3
+    for r in failed:
+        lines = r.message.splitlines()
+        assert 3 <= len(lines) <= 10, r.message
+        assert lines[0] == "❌ Test case failed" and lines[2].startswith(
+            "failed: assert"
+        )
+    assert "every row of A must sum to 1" in failed[0].message
+    assert "_A = array(" in failed[1].message  # the value the failing line compared
+    assert "Trying:" not in repr(env["result"])
+    # the grader's scan passes over the cell as built, and only over it
+    assert scan.scan_cells([common.CHECK_CELL]) == []
+    assert scan.scan_cells([common.CHECK_CELL + "\nx = 1\n"]) != []
 
 
 def test_copies_of_the_solution_or_of_a_classmate_are_flagged():

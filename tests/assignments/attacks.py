@@ -224,6 +224,115 @@ ATTACKS = [
         "max_total": 4,
         "flagged": True,
     },
+    # the six ways around a guard that watched the library's code run: where the
+    # implement functions are called there is no library to run
+    {
+        "name": "call the library in a worker thread",
+        "base": "student",
+        "append": [
+            "import threading\n"
+            "def attention_matrix(X, beta, Q=None, K=None, normalization='sa'):\n"
+            "    _out = []\n"
+            "    _t = threading.Thread(target=lambda: _out.append(\n"
+            "        Model(beta=beta, Q=Q, K=K, normalization=normalization)"
+            ".attention(X)))\n"
+            "    _t.start()\n"
+            "    _t.join()\n"
+            "    return _out[0]\n"
+        ],
+        "max_total": 0,
+        "library": ["q1_attention"],
+    },
+    {
+        "name": "switch the profiler off through getattr",
+        "base": "student",
+        "append": [
+            "import sys\n"
+            "def attention_matrix(X, beta, Q=None, K=None, normalization='sa'):\n"
+            "    getattr(sys, 'setprofile')(None)\n"
+            "    getattr(__import__('threading'), 'setprofile')(None)\n"
+            "    return Model(beta=beta, Q=Q, K=K, normalization=normalization)"
+            ".attention(X)\n"
+        ],
+        "max_total": 0,
+        "library": ["q1_attention"],
+    },
+    {
+        "name": "replace the harness's call through the signal handler's globals",
+        "base": "student",
+        "append": [
+            "%time _g = __import__('signal').getsignal(__import__('signal')"
+            ".SIGPROF).__globals__\n"
+            "def _no_guard(func, args, kwargs, *rest):\n"
+            "    try:\n"
+            "        return func(*args, **kwargs), None, [], False\n"
+            "    except BaseException:\n"
+            "        return None, None, [], False\n"
+            "for _k in ('_guarded_call', '_call'):\n"
+            "    _g[_k] = _no_guard\n"
+            "_g.get('_ABSENT_USED', []).clear()\n"
+            "def attention_matrix(X, beta, Q=None, K=None, normalization='sa'):\n"
+            "    return Model(beta=beta, Q=Q, K=K, normalization=normalization)"
+            ".attention(X)\n"
+        ],
+        "max_total": 0,
+    },
+    {
+        "name": "a bash cell that writes a helper module around the library",
+        "base": "student",
+        "append": [
+            "%%bash\n"
+            "mkdir -p /tmp/helpers\n"
+            "cat > /tmp/helpers/myattn.py <<'PY'\n"
+            "from attnlib import Model\n"
+            "def attention_matrix(X, beta, Q=None, K=None, normalization='sa'):\n"
+            "    return Model(beta=beta, Q=Q, K=K, normalization=normalization)"
+            ".attention(X)\n"
+            "PY\n",
+            "import sys\n"
+            "sys.path.insert(0, '/tmp/helpers')\n"
+            "from myattn import attention_matrix\n",
+        ],
+        "max_total": 0,
+        "library": ["q1_attention"],
+    },
+    {
+        "name": "a copy of the library's files under another name",
+        "base": "student",
+        "append": [
+            "import os, shutil, sys, attnlib\n"
+            "shutil.copytree(os.path.dirname(attnlib.__file__), '/tmp/notattn/mylib')\n"
+            "sys.path.insert(0, '/tmp/notattn')\n"
+            "import mylib\n"
+            "def attention_matrix(X, beta, Q=None, K=None, normalization='sa'):\n"
+            "    return mylib.Model(beta=beta, Q=Q, K=K, normalization=normalization)"
+            ".attention(X)\n"
+        ],
+        "max_total": 0,
+    },
+    {
+        "name": "run the library's call as a cell of the shell",
+        "base": "student",
+        "append": [
+            "def attention_matrix(X, beta, Q=None, K=None, normalization='sa'):\n"
+            "    _ip = get_ipython()\n"
+            "    _ip.user_ns['_args'] = (X, beta, Q, K, normalization)\n"
+            "    _ip.run_cell('_out = Model(beta=_args[1], Q=_args[2], K=_args[3], '\n"
+            "                 'normalization=_args[4]).attention(_args[0])')\n"
+            "    return _ip.user_ns['_out']\n"
+        ],
+        "max_total": 0,
+        "library": ["q1_attention"],
+    },
+    {
+        "name": "a derive answer taken from the library's own reference",
+        "base": "student",
+        "append": [
+            "import attnlib.symbolic\nnorm_rate = attnlib.symbolic.norm_rate(3).rate\n"
+        ],
+        "max_total": 0,
+        "library": ["q4_derive"],
+    },
     {
         "name": "a hundred detached processes",
         "base": "student",

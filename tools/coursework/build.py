@@ -19,6 +19,7 @@ import yaml
 
 from .common import (
     BUILD,
+    CHECK_CELL,
     GRADESCOPE_FILES,
     MASTERS,
     PYTHON_VERSION,
@@ -203,6 +204,23 @@ def _kernel_start_failed(exc: Exception) -> bool:
     return any(m in str(exc) for m in _KERNEL_START_ERRORS)
 
 
+def _add_check_cell(notebook: Path, folder: Path) -> None:
+    """Copy the student notebook into ``folder`` with :data:`CHECK_CELL` after
+    otter's first cell (the one that makes ``grader``)."""
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    first = next(
+        (i for i, c in enumerate(nb.cells) if "otter.Notebook(" in c.source), None
+    )
+    if first is None:
+        raise CourseworkError(f"{notebook.name}: otter's cell that makes grader")
+    cell = nbformat.v4.new_code_cell(CHECK_CELL)
+    cell.id = "short-check-feedback"
+    nb.cells.insert(first + 1, cell)
+    nbformat.write(nb, folder / notebook.name)
+
+
 def build_assignment(slug: str, master: Path, wheel: Path, out: Path) -> Path:
     """Build one assignment into ``out/<slug>`` (replaced only on success).
 
@@ -236,7 +254,7 @@ def build_assignment(slug: str, master: Path, wheel: Path, out: Path) -> Path:
         raise CourseworkError(f"otter assign {slug}: expected one autograder zip")
     (work / "student").mkdir()
     (work / "solution").mkdir()
-    shutil.copy2(work / "otter" / "student" / f"{slug}.ipynb", work / "student")
+    _add_check_cell(work / "otter" / "student" / f"{slug}.ipynb", work / "student")
     shutil.copy2(work / "otter" / "autograder" / f"{slug}.ipynb", work / "solution")
     shutil.copy2(zips[0], work / f"{slug}-autograder.zip")
     m = parse_master(master)

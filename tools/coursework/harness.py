@@ -13,11 +13,16 @@ another submission. It
 4. answers the tester: the values of the requested names as plain data, and calls
    of the student's functions with plain-data arguments.
 
-A call marked ``guard`` runs with a profiler that records any code of ``attnlib``
-executed during the call: an "implement" question must not call the library
-function it replaces. Everything here runs in the student's process, so the student
-can change it; nothing here decides a score (the tester compares the answers), and
-the sandbox bounds what a changed harness could do.
+The grader starts it twice per submission. The first sandbox has ``attnlib``; the
+second has no ``attnlib`` at all (its files are not in the sandbox): there
+``import attnlib`` gives a stand-in whose every name raises :class:`LibraryAbsent`
+when used, so that a notebook's imports run as written, and an "implement" function
+or a "derive" value that needs the library cannot be computed, whatever the
+notebook does to the interpreter, to threads or to this harness. The tester takes
+the "implement" functions and "derive" values from the second sandbox only.
+Everything here runs in the student's process, so the student can change it;
+nothing here decides a score (the tester compares the answers), and the sandbox
+bounds what a changed harness could do.
 """
 
 import json
@@ -25,7 +30,6 @@ import os
 import resource
 import signal
 import sys
-import threading
 import time
 import types
 
@@ -37,8 +41,66 @@ class GradingTimeout(BaseException):
     ``except Exception`` in the student's code does not swallow it)."""
 
 
-class LibraryCall(BaseException):
-    """An "implement" function ran code of ``attnlib``."""
+class LibraryAbsent(BaseException):
+    """A name of ``attnlib`` was used where the library is absent (not an
+    ``Exception``, so that ``except Exception`` does not hide it)."""
+
+
+# names of attnlib that the notebook used where the library is absent
+_ABSENT_USED: list[str] = []
+
+
+class _Absent:
+    """What a name of ``attnlib`` is where the library is absent: using it in any
+    way raises :class:`LibraryAbsent`."""
+
+    def __init__(self, name: str):
+        object.__setattr__(self, "_name", name)
+
+    def _fail(self, *args, **kwargs):
+        name = object.__getattribute__(self, "_name")
+        if name not in _ABSENT_USED:
+            _ABSENT_USED.append(name)
+        raise LibraryAbsent(name)
+
+    __call__ = __getattr__ = __getitem__ = __iter__ = __fspath__ = _fail
+    __add__ = __radd__ = __mul__ = __rmul__ = __matmul__ = __rmatmul__ = _fail
+    __sub__ = __rsub__ = __truediv__ = __rtruediv__ = __pow__ = __rpow__ = _fail
+    __float__ = __int__ = __index__ = __array__ = __len__ = __bool__ = _fail
+    __mro_entries__ = __instancecheck__ = __subclasscheck__ = _fail
+
+    def __repr__(self):
+        return f"<{object.__getattribute__(self, '_name')}: attnlib is absent here>"
+
+
+def _absent_library() -> None:
+    """``import attnlib`` (and any ``attnlib.x``) gives modules of :class:`_Absent`
+    names: the library's code is not in this sandbox."""
+    import importlib.abc
+    import importlib.machinery
+
+    class AbsentModule(types.ModuleType):
+        def __getattr__(self, name):
+            dunder = name.startswith("__") and name.endswith("__")
+            if dunder and name not in ("__file__", "__version__"):
+                raise AttributeError(name)
+            return _Absent(f"{self.__name__}.{name}")
+
+    class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, fullname, path=None, target=None):
+            if fullname == "attnlib" or fullname.startswith("attnlib."):
+                return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+            return None
+
+        def create_module(self, spec):
+            module = AbsentModule(spec.name)
+            module.__path__ = []
+            return module
+
+        def exec_module(self, module):
+            return None
+
+    sys.meta_path.insert(0, Finder())
 
 
 def _apply_limits(limits: dict) -> None:
@@ -118,28 +180,83 @@ def _error(exc: BaseException) -> dict:
     return {"type": name, "message": text[:500]}
 
 
-def _run_cells(shell, cells: list, budget: float) -> tuple[list, bool]:
-    """Run the cells; errors (cell index, type, message) and whether the budget
-    ran out."""
-    errors = []
+def _statements(shell, source: str) -> list[str]:
+    """The top-level statements of a cell, magics turned into Python (the cell as
+    one piece if it does not parse)."""
+    import ast
+
+    try:
+        tree = ast.parse(shell.transform_cell(source))
+    except Exception:
+        return [source]
+    return [ast.unparse(node) for node in tree.body] or [source]
+
+
+def _stored(source: str) -> set:
+    """The names a statement binds."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except Exception:
+        return set()
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.alias):
+            out.add((node.asname or node.name).split(".")[0])
+    return out
+
+
+def _run_cells(
+    shell, cells: list, budget: float, absent: bool = False, names=()
+) -> tuple[list, bool, dict]:
+    """Run the cells; errors (cell index, type, message), whether the budget ran
+    out, and (where the library is absent) the names among ``names`` whose last
+    binding failed because it needed attnlib, with what it used.
+
+    Where the library is absent, a cell runs one top-level statement at a time and
+    goes on after a statement that fails: a function defined after a statement
+    that needs the library is still defined."""
+    errors: list = []
+    needs: dict = {}
     start = _cpu()
+    ns = shell.user_ns
     for i, source in enumerate(cells):
-        left = budget - (_cpu() - start)
-        if left <= 0:
-            return errors, True
-        signal.setitimer(signal.ITIMER_PROF, left)
-        try:
-            result = shell.run_cell(source, store_history=False, silent=False)
-        except GradingTimeout:
-            return errors + [{"cell": i, "type": "GradingTimeout", "message": ""}], True
-        finally:
-            signal.setitimer(signal.ITIMER_PROF, 0)
-        exc = result.error_before_exec or result.error_in_exec
-        if isinstance(exc, GradingTimeout):
-            return errors + [{"cell": i, "type": "GradingTimeout", "message": ""}], True
-        if exc is not None:
-            errors.append({"cell": i, **_error(exc)})
-    return errors, False
+        pieces = _statements(shell, source) if absent else [source]
+        for piece in pieces:
+            left = budget - (_cpu() - start)
+            if left <= 0:
+                return errors, True, needs
+            before = {n: id(ns.get(n)) for n in names}
+            del _ABSENT_USED[:]
+            signal.setitimer(signal.ITIMER_PROF, left)
+            try:
+                result = shell.run_cell(piece, store_history=False, silent=False)
+            except GradingTimeout:
+                timeout = {"cell": i, "type": "GradingTimeout", "message": ""}
+                return errors + [timeout], True, needs
+            finally:
+                signal.setitimer(signal.ITIMER_PROF, 0)
+            exc = result.error_before_exec or result.error_in_exec
+            if isinstance(exc, GradingTimeout):
+                timeout = {"cell": i, "type": "GradingTimeout", "message": ""}
+                return errors + [timeout], True, needs
+            if isinstance(exc, LibraryAbsent) or (exc is not None and _ABSENT_USED):
+                for name in _stored(piece) & set(names):
+                    needs[name] = str(_ABSENT_USED[0] if _ABSENT_USED else exc)
+            else:
+                for name in names:
+                    if id(ns.get(name)) != before[name]:
+                        needs.pop(name, None)
+            if exc is not None:
+                errors.append({"cell": i, **_error(exc)})
+                if not absent:
+                    break
+    return errors, False, needs
 
 
 def _answer(ns: dict, name: str):
@@ -154,41 +271,22 @@ def _answer(ns: dict, name: str):
     return data
 
 
-def _guarded_call(func, args, kwargs, library: str, cpu: float):
-    """Call ``func`` with a CPU budget; with ``library``, record (and stop at) the
-    first code of that folder that runs during the call."""
-    seen = []
-
-    def hook(frame, event, arg):
-        if event == "call" and frame.f_code.co_filename.startswith(library):
-            if not seen:
-                path = frame.f_code.co_filename[len(library) :].lstrip("/")
-                module = "attnlib." + path.removesuffix(".py").replace("/", ".")
-                seen.append(
-                    f"{module.removesuffix('.__init__')}:{frame.f_code.co_qualname}"
-                )
-            raise LibraryCall()
-
+def _call(func, args, kwargs, cpu: float):
+    """Call ``func`` with a CPU budget: (value, error, names of the absent library
+    used during the call)."""
+    del _ABSENT_USED[:]
     signal.setitimer(signal.ITIMER_PROF, cpu)
     try:
-        if library:
-            threading.setprofile(hook)
-            sys.setprofile(hook)
-        try:
-            result = func(*args, **kwargs)
-        finally:
-            tampered = bool(library) and sys.getprofile() is not hook
-            sys.setprofile(None)
-            threading.setprofile(None)
-    except LibraryCall:
-        return None, None, seen, False
+        result = func(*args, **kwargs)
+    except LibraryAbsent:
+        return None, None, list(_ABSENT_USED) or ["attnlib"]
     except GradingTimeout:
-        return None, {"type": "GradingTimeout", "message": ""}, seen, False
+        return None, {"type": "GradingTimeout", "message": ""}, []
     except BaseException as exc:  # the student's function raised
-        return None, _error(exc), seen, tampered if library else False
+        return None, _error(exc), list(_ABSENT_USED)
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
-    return result, None, seen, tampered
+    return result, None, list(_ABSENT_USED)
 
 
 def main() -> int:
@@ -223,11 +321,17 @@ def main() -> int:
                 ):
                     dst.write(fh.read())
     signal.signal(signal.SIGPROF, _on_sigprof)
+    if limits.get("absent"):
+        _absent_library()
     _stand_in_otter()
     shell = _shell()
     task = wire.read_frame(chan_in)
     started = time.perf_counter()
-    errors, ran_out = _run_cells(shell, list(task["cells"]), float(task["cpu_cells"]))
+    absent = bool(limits.get("absent"))
+    names = [str(n) for n in task["names"]]
+    errors, ran_out, needs = _run_cells(
+        shell, list(task["cells"]), float(task["cpu_cells"]), absent, names
+    )
     ns = shell.user_ns
     answers = {name: _answer(ns, name) for name in task["names"]}
     wire.write_frame(
@@ -237,10 +341,10 @@ def main() -> int:
             "errors": errors,
             "ran_out": ran_out,
             "answers": answers,
+            "needs": needs,
             "seconds": time.perf_counter() - started,
         },
     )
-    library = limits.get("library", "")
     while True:
         try:
             msg = wire.read_frame(chan_in)
@@ -260,12 +364,9 @@ def main() -> int:
             except wire.WireError as exc:
                 reply = {"error": {"type": "TypeError", "message": str(exc)}}
             else:
-                guard = library if msg.get("guard") else ""
-                result, err, seen, tampered = _guarded_call(
-                    func, args, kwargs, guard, float(msg["cpu"])
-                )
-                if seen or tampered:
-                    reply = {"library": seen, "tampered": tampered}
+                result, err, used = _call(func, args, kwargs, float(msg["cpu"]))
+                if used:
+                    reply = {"library": used}
                 elif err is not None:
                     reply = {"error": err}
                 else:

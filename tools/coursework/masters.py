@@ -18,7 +18,7 @@ from .common import MASTERS, CourseworkError
 
 
 # keys of a question's configuration that the grader reads and otter does not know
-GRADER_KEYS = {"implement"}
+GRADER_KEYS = {"implement", "derive"}
 
 
 @dataclass
@@ -36,6 +36,9 @@ class Question:
     # functions the student writes without attnlib (an "implement" question): while
     # a test calls one of them, no code of attnlib may run
     implement: list[str] = field(default_factory=list)
+    # values the student computes without attnlib (a "derive" question): the tests
+    # read them where the library is absent
+    derive: list[str] = field(default_factory=list)
     # (hidden, body) of every test case, in the master's order
     order: list[tuple[bool, str]] = field(default_factory=list)
 
@@ -163,11 +166,15 @@ def parse_master(path: Path) -> Master:
                 implement = data.get("implement", [])
                 if isinstance(implement, str):
                     implement = [implement]
+                derive = data.get("derive", [])
+                if isinstance(derive, str):
+                    derive = [derive]
                 current = Question(
                     name=str(data.get("name")),
                     points=float(data.get("points", 0)),
                     manual=bool(data.get("manual", False)),
                     implement=[str(n) for n in implement],
+                    derive=[str(n) for n in derive],
                 )
                 questions.append(current)
             elif head == "# END QUESTION":

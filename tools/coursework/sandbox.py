@@ -46,6 +46,12 @@ def slot_uid(grader_pid: int, slot: int) -> int:
     return UID_BASE + (grader_pid * MAX_SLOTS + slot % MAX_SLOTS) % 10**8
 
 
+def absent_uid(uid: int) -> int:
+    """The user id of the sandbox without attnlib beside the sandbox of ``uid``
+    (its own: the process limit counts each sandbox alone)."""
+    return uid - 10**8
+
+
 INSTALL_HINT = (
     "bubblewrap (bwrap) is not installed: it isolates each submission while it is "
     "graded. Install it (Debian/Ubuntu: apt-get install bubblewrap) or, only for "
@@ -87,10 +93,18 @@ class Limits:
     disk_mb: int = 256
     shm_mb: int = 256
     file_mb: int = 64
+    # all the sandbox's processes together, and its files in /tmp and /dev/shm
+    # (a control group, where the system lets the grader make one)
+    sandbox_memory_mb: int = 4096
     # processes and threads (Linux counts both): a ThreadPoolExecutor of 24
     # threads, or a ProcessPoolExecutor, as the chapters use them, fits
     processes: int = 40
     open_files: int = 256
+    # the trusted tester: CPU seconds of one test case (decoding the answers it
+    # reads and comparing them; the student's calls are counted above), and the
+    # memory of the tester's process
+    case_cpu: float = 60.0
+    tester_memory_mb: int = 4096
     wall_s: float | None = None  # default 6 cpu + 120
 
     def __post_init__(self):
@@ -151,6 +165,176 @@ def _user_tasks(uid: int) -> int:
         except OSError:
             continue
     return count
+
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+@lru_cache(maxsize=1)
+def cgroup_kind() -> str:
+    """``"v2"`` or ``"v1"`` if this process may make control groups with memory and
+    process limits (as root, on a system that mounts them writable), else ``""``
+    (the limits then hold per process and per user, see :class:`Limits`)."""
+    if os.geteuid() != 0:
+        return ""
+    controllers = CGROUP_ROOT / "cgroup.controllers"
+    try:
+        if {"memory", "pids"} <= set(controllers.read_text().split()):
+            return "v2" if os.access(CGROUP_ROOT, os.W_OK) else ""
+    except OSError:
+        pass
+    if all(
+        os.access(CGROUP_ROOT / c, os.W_OK)
+        and (CGROUP_ROOT / c / "cgroup.procs").exists()
+        for c in ("memory", "pids")
+    ):
+        return "v1"
+    return ""
+
+
+class Cgroup:
+    """A control group per sandbox: the memory of all its processes together (and
+    of its files in tmpfs) and their number, however many processes it starts.
+
+    Made by :meth:`create` (None where the system does not allow it); the
+    sandbox's first process enters it with :meth:`enter` before it starts anything.
+    """
+
+    def __init__(self, kind: str, name: str):
+        self.kind, self.name = kind, name
+        if kind == "v2":
+            self.dirs = [CGROUP_ROOT / "coursework-grader" / name]
+        else:
+            self.dirs = [
+                CGROUP_ROOT / c / "coursework-grader" / name for c in ("memory", "pids")
+            ]
+        self.memory_mb = 0
+
+    @classmethod
+    def create(cls, name: str, limits: Limits) -> "Cgroup | None":
+        kind = cgroup_kind()
+        if not kind:
+            return None
+        group = cls(kind, name)
+        try:
+            group._make(limits)
+        except OSError:
+            group.remove()
+            return None
+        return group
+
+    def _write(self, path: Path, text: str) -> None:
+        with open(path, "w") as fh:
+            fh.write(text)
+
+    def _make(self, limits: Limits) -> None:
+        memory = limits.sandbox_memory_mb * 2**20
+        self.memory_mb = limits.sandbox_memory_mb
+        if self.kind == "v2":
+            parent = self.dirs[0].parent
+            parent.mkdir(exist_ok=True)
+            for folder in (CGROUP_ROOT, parent):
+                self._write(folder / "cgroup.subtree_control", "+memory +pids")
+            self.dirs[0].mkdir()
+            self._write(self.dirs[0] / "memory.max", str(memory))
+            self._write(self.dirs[0] / "memory.swap.max", "0")
+            self._write(self.dirs[0] / "pids.max", str(limits.processes))
+            return
+        memory_dir, pids_dir = self.dirs
+        for folder in self.dirs:
+            folder.mkdir(parents=True)
+        self._write(memory_dir / "memory.limit_in_bytes", str(memory))
+        swap = memory_dir / "memory.memsw.limit_in_bytes"
+        if swap.exists():
+            self._write(swap, str(memory))
+        self._write(pids_dir / "pids.max", str(limits.processes))
+
+    def enter(self) -> None:
+        """Put the calling process into the group (in the sandbox's first process,
+        before it starts the sandbox)."""
+        for folder in self.dirs:
+            self._write(folder / "cgroup.procs", str(os.getpid()))
+
+    def out_of_memory(self) -> bool:
+        """Whether the kernel killed a process of the group for its memory limit."""
+        try:
+            if self.kind == "v2":
+                events = (self.dirs[0] / "memory.events").read_text().split()
+                return int(dict(zip(events[::2], events[1::2])).get("oom_kill", 0)) > 0
+            control = (self.dirs[0] / "memory.oom_control").read_text().split()
+            fields = dict(zip(control[::2], control[1::2]))
+            if "oom_kill" in fields:
+                return int(fields["oom_kill"]) > 0
+            return int((self.dirs[0] / "memory.failcnt").read_text()) > 0
+        except (OSError, ValueError):
+            return False
+
+    def remove(self) -> None:
+        """Kill what is left in the group and remove it."""
+        import signal
+        import time
+
+        for _ in range(50):
+            left = False
+            for folder in self.dirs:
+                try:
+                    pids = (folder / "cgroup.procs").read_text().split()
+                except OSError:
+                    continue
+                for pid in pids:
+                    left = True
+                    try:
+                        os.kill(int(pid), signal.SIGKILL)
+                    except (ProcessLookupError, ValueError, PermissionError):
+                        pass
+            if not left:
+                break
+            time.sleep(0.1)
+        for folder in self.dirs:
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+
+
+# what the sandbox's user runs inside a root's sandbox to forbid user namespaces
+NESTED_NO_USERNS = ["--unshare-user", "--disable-userns", "--dev-bind", "/", "/", "--"]
+
+
+@lru_cache(maxsize=1)
+def disable_userns() -> bool:
+    """Whether bubblewrap's ``--disable-userns`` works here, as the sandbox uses
+    it: then the notebook cannot make user namespaces of its own (in which it
+    could mount a tmpfs of any size). It needs bubblewrap 0.8 and unprivileged
+    user namespaces; elsewhere the sandbox goes without it."""
+    exe = probe()[0]
+    if exe is None:
+        return False
+    if os.geteuid() == 0:
+        cmd = [exe, "--ro-bind", "/", "/", "--unshare-pid", "--proc", "/proc"]
+        cmd += ["--dev", "/dev", "--", *_drop_root(UID_BASE - 1)]
+        cmd += [exe, *NESTED_NO_USERNS, "true"]
+    else:
+        cmd = [exe, "--unshare-user", "--disable-userns", "--ro-bind", "/", "/"]
+        cmd += ["true"]
+    try:
+        r = subprocess.run(cmd, capture_output=True, check=False, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0
+
+
+def _drop_root(uid: int) -> list[str]:
+    """The command prefix that runs what follows as ``uid``, without capabilities."""
+    return [
+        "/usr/bin/setpriv",
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+    ]
 
 
 MPL_CACHE = ROOT / "_build" / ".grader-matplotlib"
@@ -228,18 +412,39 @@ def _parents(binds: list[str]) -> list[str]:
     return out
 
 
-def command(slot_uid: int, limits: Limits, *, unsafe: bool) -> tuple[list[str], dict]:
-    """The command line and environment that start the harness for one submission."""
+def library_copies() -> list[str]:
+    """Folders named ``attnlib`` on this Python's path other than this checkout's
+    (an installed copy in the environment, which the sandbox binds)."""
+    found = []
+    for entry in sys.path:
+        path = Path(entry or ".") / "attnlib"
+        try:
+            if path.is_dir() and path.resolve() != (ROOT / "attnlib").resolve():
+                found.append(str(path))
+        except OSError:
+            continue
+    return found
+
+
+def command(
+    slot_uid: int, limits: Limits, *, unsafe: bool, absent: bool = False
+) -> tuple[list[str], dict]:
+    """The command line and environment that start the harness for one submission;
+    with ``absent``, in a sandbox without ``attnlib``: its files are neither bound
+    nor visible (an installed copy is covered by an empty folder), and the harness
+    answers ``import attnlib`` with a stand-in that has no code of the library."""
     settings = {
         "memory": limits.memory_mb * 2**20,
         "file_size": limits.file_mb * 2**20,
         "open_files": limits.open_files,
         "core": 0,
         "cpu_total": int(2 * limits.cpu + 10),
-        "library": f"{INSIDE}/lib/attnlib",
         "paths": [f"{INSIDE}/lib"],
         "mpl_cache": f"{INSIDE}/mplcache",
+        "absent": absent,
     }
+    if absent:
+        settings["paths"] = []
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": "/tmp",
@@ -262,8 +467,7 @@ def command(slot_uid: int, limits: Limits, *, unsafe: bool) -> tuple[list[str], 
             raise CourseworkError(why)
         # no isolation: the harness and attnlib from this checkout, same limits
         settings.update(
-            library=str(ROOT / "attnlib"),
-            paths=[str(ROOT)],
+            paths=[] if absent else [str(ROOT)],
             mpl_cache=mpl_cache(),
             processes=_user_tasks(os.getuid()) + limits.processes,
         )
@@ -282,17 +486,20 @@ def command(slot_uid: int, limits: Limits, *, unsafe: bool) -> tuple[list[str], 
         str(HERE / "wire.py"),
         f"{INSIDE}/wire.py",
         "--ro-bind",
-        str(ROOT / "attnlib"),
-        f"{INSIDE}/lib/attnlib",
-        "--ro-bind",
         mpl_cache(),
         f"{INSIDE}/mplcache",
     ]
+    if not absent:
+        binds += ["--ro-bind", str(ROOT / "attnlib"), f"{INSIDE}/lib/attnlib"]
     # the one writable folder, for everybody (the sandbox's user is not root); it is
     # mounted before the binds, so that a checkout or environment that lives under
     # /tmp is bound over it instead of hidden by it
     args = [exe, "--perms", "1777", "--size", str(limits.disk_mb * 2**20)]
     args += ["--tmpfs", "/tmp", *_parents(binds), *binds]
+    if absent:
+        for copy in library_copies():
+            # an empty, read-only folder over an installed copy of the library
+            args += ["--perms", "0555", "--tmpfs", copy, "--remount-ro", copy]
     args += ["--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp"]
     # a private, sized /dev/shm, writable by the sandbox's user (multiprocessing's
     # locks and queues live there)
@@ -305,19 +512,18 @@ def command(slot_uid: int, limits: Limits, *, unsafe: bool) -> tuple[list[str], 
         # an unprivileged user of its own: no capabilities, and the process limit
         # counts the processes of this sandbox only
         settings["processes"] = limits.processes
-        args += [
-            "--",
-            "/usr/bin/setpriv",
-            f"--reuid={slot_uid}",
-            f"--regid={slot_uid}",
-            "--clear-groups",
-            "--inh-caps=-all",
-            "--bounding-set=-all",
-            "--no-new-privs",
-        ]
     else:
         settings["processes"] = _user_tasks(os.getuid()) + limits.processes
+    if os.geteuid() == 0:
+        args += ["--", *_drop_root(slot_uid)]
+        if disable_userns():
+            # a second bubblewrap, run by the sandbox's user inside the first,
+            # in a user namespace of its own in which no further one can be made
+            args += [exe, *NESTED_NO_USERNS]
+    else:
         args.insert(1, "--unshare-user")
+        if disable_userns():
+            args.insert(2, "--disable-userns")
         args.append("--")
     args += [*python, f"{INSIDE}/harness.py", _json(settings)]
     return args, env

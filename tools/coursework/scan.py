@@ -26,7 +26,11 @@ finding: they fail when they run.
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
+from functools import lru_cache
+
+from .common import CHECK_CELL, ROOT
 
 MODULES = {
     "atexit": "exits and signals",
@@ -156,12 +160,102 @@ def _imported_modules(tree: ast.AST) -> dict[str, str]:
     return out
 
 
+# a function of attnlib this long (statements, nested ones counted) copied into a
+# notebook is a copy of the library, not a coincidence
+COPY_MIN_STATEMENTS = 4
+LIBRARY_COPY = "a copy of attnlib's code"
+
+
+def _fingerprint(node: ast.AST) -> tuple[str, int]:
+    """A hash of a function's code that ignores its name, its docstring, comments
+    and layout; and its number of statements."""
+    body = list(node.body)
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+    ):
+        body = body[1:]  # the docstring
+    size = sum(isinstance(n, ast.stmt) for b in body for n in ast.walk(b))
+    text = ast.dump(node.args) + "".join(ast.dump(b) for b in body)
+    return hashlib.sha256(text.encode()).hexdigest(), size
+
+
+def _functions(tree: ast.AST):
+    return (
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    )
+
+
+@lru_cache(maxsize=1)
+def library_fingerprints() -> dict[str, str]:
+    """The fingerprint of every function of attnlib of at least
+    :data:`COPY_MIN_STATEMENTS` statements, and its name."""
+    out = {}
+    for path in sorted((ROOT / "attnlib").rglob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for node in _functions(tree):
+            digest, size = _fingerprint(node)
+            if size >= COPY_MIN_STATEMENTS:
+                out.setdefault(
+                    digest, f"{module.removesuffix('.__init__')}.{node.name}"
+                )
+    return out
+
+
+def library_copies(cells: list[str]) -> list[str]:
+    """The functions of attnlib whose code a notebook holds, under any name: in a
+    code cell, in a cell that writes a file (``%%writefile``, ``%%bash``), or in a
+    string of Python code."""
+    known = library_fingerprints()
+    found: dict[str, None] = {}
+    texts = []
+    for source in cells:
+        texts.append(source)
+        texts.append(_python(source))
+        lines = source.splitlines()
+        if lines and lines[0].lstrip().startswith("%%"):
+            texts.append("\n".join(lines[1:]))
+    seen = 0
+    while texts and seen < 10_000:
+        text = texts.pop()
+        seen += 1
+        try:
+            tree = ast.parse(text)
+            nodes = list(ast.walk(tree))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            # a heredoc of a shell cell: try the lines between its markers
+            if "<<" in text and "\n" in text:
+                texts.append(text.split("\n", 1)[1])
+            continue
+        for node in nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = known.get(_fingerprint(node)[0])
+                if name:
+                    found.setdefault(name, None)
+            elif (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and "def " in node.value
+            ):
+                texts.append(node.value)
+    return list(found)
+
+
 def scan_cells(cells: list[str]) -> list[str]:
     """Findings (short sentences, at most one per kind and name) of the cells."""
     findings: dict[str, None] = {}
     modules: dict[str, str] = {}
     trees = []
     for source in cells:
+        if source.strip() == CHECK_CELL.strip():
+            continue  # the student notebook's own cell, as built
         try:
             tree = ast.parse(_python(source))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -180,6 +274,8 @@ def scan_cells(cells: list[str]) -> list[str]:
             continue
         for node in nodes:
             _check(node, modules, add)
+    for name in library_copies(cells):
+        add(f"{LIBRARY_COPY} ({name})")
     return list(findings)
 
 

@@ -12,9 +12,10 @@ For one submission the tester
 
 So nothing the notebook does to otter, ``doctest``, numpy or the builtins can
 change a comparison: the comparisons run in this process, which never executes the
-student's code and never unpickles anything. A call of an "implement" question's
-function (``implement:`` in the question's configuration) fails when ``attnlib``
-code runs during it.
+student's code and never unpickles anything. The functions of an "implement"
+question (``implement:`` in the question's configuration) and the values of a
+"derive" question (``derive:``) come from a second sandbox, where the notebook runs
+again without ``attnlib``: there is no code of the library there to call.
 
 It runs as a long-lived worker, one per notebook graded at a time, so that its
 imports and the master's setup are paid once: ``python -m tools.coursework.tester
@@ -83,14 +84,61 @@ class Stopped(BaseException):
 
 
 class LibraryUse(BaseException):
-    """A function of an "implement" question ran code of ``attnlib``.
+    """A function of an "implement" question needs ``attnlib``.
 
     Not an ``Exception``: a test's ``except Exception`` must not count it as the
     error it expects."""
 
-    def __init__(self, name: str, where: str, tampered: bool):
+    def __init__(self, name: str, where: str):
         super().__init__(name, where)
-        self.name, self.where, self.tampered = name, where, tampered
+        self.name, self.where = name, where
+
+
+class CaseTimeout(BaseException):
+    """A test case used up its CPU time in the tester (an answer too costly to
+    compare): not an ``Exception``, so that a test's ``except`` does not catch it.
+    """
+
+
+def _on_case_timeout(signum, frame):
+    raise CaseTimeout()
+
+
+@contextlib.contextmanager
+def case_clock(seconds: float):
+    """At most ``seconds`` of this process's CPU time (the tester's own work: the
+    time the student's process spends on a call is not counted here)."""
+    previous = signal.signal(signal.SIGPROF, _on_case_timeout)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+
+
+def limit_memory(megabytes: int) -> None:
+    """Bound the address space of this process (its soft limit: the sandboxes it
+    starts get the original back, see :func:`_start`)."""
+    import resource
+
+    if not _ORIGINAL_AS:
+        _ORIGINAL_AS[:] = resource.getrlimit(resource.RLIMIT_AS)
+    hard = _ORIGINAL_AS[1]
+    want = megabytes * 2**20
+    if hard != resource.RLIM_INFINITY:
+        want = min(want, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (want, hard))
+
+
+_ORIGINAL_AS: list = []
+
+
+def _restore_memory() -> None:
+    if _ORIGINAL_AS:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, tuple(_ORIGINAL_AS))
 
 
 class StudentValueError(TypeError):
@@ -108,6 +156,7 @@ class Case:
     points: float
     source: str
     code: object  # compiled
+    names: frozenset = frozenset()  # the names it reads
 
 
 class Assignment:
@@ -120,6 +169,7 @@ class Assignment:
         self.slug = m.slug
         self.questions = [(q.name, q.points) for q in m.autograded]
         self.implement = {q.name: set(q.implement) for q in m.autograded}
+        self.derive = {q.name: set(q.derive) for q in m.autograded}
         self.cases: list[Case] = []
         for q in m.autograded:
             count = {False: 0, True: 0}
@@ -127,22 +177,33 @@ class Assignment:
                 count[hidden] += 1
                 kind = "hidden" if hidden else "public"
                 name = f"<{q.name} {kind} test {count[hidden]}>"
-                code = compile(parse_cell(body, name), name, "exec")
+                tree = parse_cell(body, name)
+                code = compile(tree, name, "exec")
                 self.cases.append(
-                    Case(q.name, count[hidden], hidden, points, body, code)
+                    Case(
+                        q.name,
+                        count[hidden],
+                        hidden,
+                        points,
+                        body,
+                        code,
+                        frozenset(used_names(tree)),
+                    )
                 )
         self.setup, answers = setup_plan(m)
         used = set()
         for case in self.cases:
             used |= used_names(parse_cell(case.source, case.question))
-        for q, names in self.implement.items():
-            unknown = names - answers
+        for q in m.autograded:
+            unknown = (set(q.implement) | set(q.derive)) - answers
             if unknown:
                 raise ValueError(
-                    f"{m.path.name}: {q} implements {sorted(unknown)}, which no "
-                    "solution cell defines"
+                    f"{m.path.name}: {q.name} implements or derives "
+                    f"{sorted(unknown)}, which no solution cell defines"
                 )
-        self.names = sorted((used | set().union(*self.implement.values())) & answers)
+        # taken from the sandbox without attnlib only
+        self.absent = set().union(*self.implement.values(), *self.derive.values())
+        self.names = sorted((used | self.absent) & answers)
         self._base: dict | None = None
 
     def namespace(self) -> dict:
@@ -252,8 +313,9 @@ def install_safe_parser() -> None:
 class Channel:
     """The tester's end of the pipe to one sandboxed notebook."""
 
-    def __init__(self, proc: subprocess.Popen, deadline: float, limits):
+    def __init__(self, proc: subprocess.Popen, deadline: float, limits, group=None):
         self.proc, self.deadline, self.limits = proc, deadline, limits
+        self.group = group  # the sandbox's control group, if it has one
         self.stopped: str | None = None
         self.stopped_kind = "failed"
         self.next_id = 0
@@ -296,6 +358,12 @@ class Channel:
             return "the notebook's process stopped answering", "failed"
         limit = 2 * self.limits.cpu + 10
         signum = -code if code < 0 else code - 128 if code > 128 else 0
+        if self.group is not None and self.group.out_of_memory():
+            return (
+                "the notebook's processes together used more than the sandbox's "
+                f"memory ({self.limits.sandbox_memory_mb} MB, its files in /tmp "
+                "and /dev/shm included): the kernel stopped them"
+            ), "failed"
         if signum == signal.SIGXCPU or (
             signum == signal.SIGKILL and cpu is not None and cpu >= limit - 1
         ):
@@ -319,7 +387,7 @@ class Channel:
         kill(self.proc)
         raise Stopped(why, kind)
 
-    def call(self, name: str, args, kwargs, guard: bool):
+    def call(self, name: str, args, kwargs):
         try:
             payload = {
                 "op": "call",
@@ -327,7 +395,6 @@ class Channel:
                 "name": name,
                 "args": wire.encode(list(args)),
                 "kwargs": wire.encode(dict(kwargs)),
-                "guard": guard,
                 "cpu": self.limits.call_cpu,
             }
         except Exception as exc:  # an argument the test gives is not plain data
@@ -339,7 +406,7 @@ class Channel:
             self.stop("the notebook's process sent something unreadable")
         if "library" in reply:
             where = ", ".join(map(str, reply.get("library") or []))[:200]
-            raise LibraryUse(name, where, bool(reply.get("tampered")))
+            raise LibraryUse(name, where)
         if "error" in reply:
             err = reply["error"] if isinstance(reply["error"], dict) else {}
             kind = str(err.get("type", "Exception"))
@@ -365,12 +432,12 @@ class Channel:
 class StudentFunction:
     """Stands for a function of the notebook: calls it in the sandbox."""
 
-    def __init__(self, channel: Channel, name: str, guard: bool):
-        self._channel, self._name, self._guard = channel, name, guard
+    def __init__(self, channel: Channel, name: str):
+        self._channel, self._name = channel, name
         self.__name__ = name
 
     def __call__(self, *args, **kwargs):
-        return self._channel.call(self._name, args, kwargs, self._guard)
+        return self._channel.call(self._name, args, kwargs)
 
     def __repr__(self):
         return f"<function {self._name} of the submission>"
@@ -496,41 +563,51 @@ def _message(exc: BaseException, case: Case, ns: dict | None = None) -> str:
     return f"{text} (in: {line})" if line else text
 
 
-def run_cases(assignment: Assignment, channel: Channel, answers: dict) -> dict:
-    """Run every test case; the per-question results."""
+def run_cases(assignment: Assignment, channels: dict, answers: dict) -> dict:
+    """Run every test case; the per-question results. ``channels[True]`` is the
+    sandbox without attnlib, ``answers[True]`` its answers, which stand for the
+    names of :attr:`Assignment.absent` (``channels[False]`` and ``answers[False]``
+    for the other names)."""
     cases: dict[str, list[dict]] = {q: [] for q, _ in assignment.questions}
     library: dict[str, str] = {}
-    tampered = False
+    # names that the notebook defines with attnlib and not without it, or whose
+    # last definition needed attnlib (what it used)
+    needs = {
+        name: ""
+        for name in assignment.absent
+        if answers[True].get(name, "missing") == "missing"
+        and answers[False].get(name, "missing") != "missing"
+    }
+    for name, used in (answers.get("needs") or {}).items():
+        if name in assignment.absent:
+            needs[name] = str(used)[:100]
+    limits = channels[False].limits
     for case in assignment.cases:
-        ns = assignment.namespace()
-        guard = assignment.implement.get(case.question, set())
-        for name, kind in answers.items():
-            if kind == "missing":
-                ns.pop(name, None)
-            elif kind == "callable":
-                ns[name] = StudentFunction(channel, name, name in guard)
-            else:
-                try:
-                    ns[name] = wire.decode(kind)
-                except wire.WireError as exc:
-                    ns[name] = wire.Opaque(f"unreadable value ({exc})")
         passed, message = False, ""
         try:
-            with _quiet():
-                exec(case.code, ns)
-            passed = True
+            with case_clock(limits.case_cpu):
+                passed = _run_case(assignment, case, channels, answers, needs)
+        except CaseTimeout:
+            message = (
+                f"this test did not finish within {limits.case_cpu:g} s of CPU in "
+                "the grader: an answer too costly to compare"
+            )
         except LibraryUse as exc:
             where = f" ({exc.where})" if exc.where else ""
             message = (
-                f"{exc.name} runs code of attnlib{where}: this question asks you "
-                "to write it yourself, without the library"
+                f"{exc.name} needs attnlib{where}: this question asks you to write "
+                "it yourself, without the library"
             )
             library.setdefault(case.question, message)
-            tampered = tampered or exc.tampered
         except Stopped as exc:
             message = f"not tested: {exc}"
-        except (Exception, SystemExit, KeyboardInterrupt) as exc:
-            message = _message(exc, case, ns)
+        except MemoryError:
+            message = (
+                "this test ran out of the grader's memory "
+                f"({limits.tester_memory_mb} MB): an answer too large to compare"
+            )
+        except _Failed as exc:
+            message = _message(exc.error, case, exc.ns)
         cases[case.question].append(
             {
                 "hidden": case.hidden,
@@ -544,7 +621,127 @@ def run_cases(assignment: Assignment, channel: Channel, answers: dict) -> dict:
         q: float(sum(c["points"] for c in cases[q] if c["passed"]))
         for q, _ in assignment.questions
     }
-    return {"scores": scores, "cases": cases, "library": library, "tampered": tampered}
+    return {"scores": scores, "cases": cases, "library": library}
+
+
+class _Failed(Exception):
+    """A test case failed with ``error`` (in namespace ``ns``)."""
+
+    def __init__(self, error: BaseException, ns: dict):
+        super().__init__(str(error))
+        self.error, self.ns = error, ns
+
+
+def _run_case(assignment, case, channels, answers, needs) -> bool:
+    """Run one test case: True if it passed; raises what makes it fail."""
+    ns = assignment.namespace()
+    for name in assignment.names:
+        absent = name in assignment.absent
+        kind = answers[absent].get(name, "missing")
+        if kind == "missing":
+            ns.pop(name, None)
+        elif kind == "callable":
+            ns[name] = StudentFunction(channels[absent], name)
+        else:
+            try:
+                ns[name] = wire.decode(kind)
+            except wire.WireError as exc:
+                ns[name] = wire.Opaque(f"unreadable value ({exc})")
+    for name in sorted(set(needs) & case.names):
+        raise LibraryUse(name, needs[name])
+    try:
+        with _quiet():
+            exec(case.code, ns)
+    except (LibraryUse, Stopped, CaseTimeout):
+        raise
+    except MemoryError as exc:
+        if not getattr(exc, "from_student", None):
+            raise  # the grader's own memory
+        raise _Failed(exc, ns) from None
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:
+        raise _Failed(exc, ns) from None
+    return True
+
+
+def _start(limits: sandbox.Limits, uid: int, unsafe: bool, absent: bool):
+    """Start the harness in a sandbox (without attnlib if ``absent``) in a control
+    group of its own where the system allows one: the process, its scratch folder
+    (without a sandbox only) and its control group (or None)."""
+    cmd, env = sandbox.command(uid, limits, unsafe=unsafe, absent=absent)
+    scratch = env.pop("GRADER_SCRATCH", None)
+    group = sandbox.Cgroup.create(f"{os.getpid()}-{uid}", limits)
+
+    def prepare():
+        _restore_memory()
+        if group is not None:
+            group.enter()
+
+    proc = subprocess.Popen(
+        cmd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=scratch,
+        start_new_session=True,
+        preexec_fn=prepare,
+    )
+    return proc, scratch, group
+
+
+def _end(proc: subprocess.Popen, scratch: str | None, group) -> None:
+    try:
+        proc.stdin.close()
+    except OSError:
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    kill(proc)
+    if group is not None:
+        group.remove()
+    if scratch:
+        import shutil
+
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _executed(channel: Channel) -> dict:
+    """The harness's report of the notebook's run."""
+    first = channel.recv()
+    if not isinstance(first, dict) or first.get("op") != "executed":
+        message = first.get("message", "") if isinstance(first, dict) else ""
+        channel.stop(f"the notebook could not be run: {str(message)[-300:]}")
+    return first
+
+
+def _answers(first: dict, names: list[str]) -> dict:
+    answers = {}
+    raw = first.get("answers") if isinstance(first.get("answers"), dict) else {}
+    for name in names:
+        value = raw.get(name, {"__t": "missing"})
+        tag = value.get("__t") if isinstance(value, dict) else None
+        answers[name] = tag if tag in ("missing", "callable") else value
+    return answers
+
+
+def _refuse_copies(assignment: Assignment, tested: dict, flags: list[str]) -> None:
+    """No points for the implement and derive questions of a notebook that holds a
+    copy of attnlib's code under another name (the scan's finding)."""
+    copies = [f for f in flags if f.startswith(scan.LIBRARY_COPY)]
+    if not copies:
+        return
+    message = (
+        f"the notebook holds {copies[0]}: this question asks you to write it "
+        "yourself, without the library"
+    )
+    for q, _ in assignment.questions:
+        if assignment.implement.get(q) or assignment.derive.get(q):
+            tested["scores"][q] = 0.0
+            tested["library"][q] = message
+            for case in tested["cases"][q]:
+                case.update(passed=False, message=message)
 
 
 def grade(
@@ -557,9 +754,13 @@ def grade(
 ) -> dict:
     """Grade the code cells of one notebook; a plain-data result.
 
+    The notebook runs in a sandbox with attnlib and, when the assignment has
+    "implement" or "derive" questions, at the same time in a second one without
+    it (:func:`sandbox.command`), whose answers stand for those questions' names.
+
     Keys: ``status`` (graded, timeout or failed; the caller adds flagged),
     ``reason``, ``flags`` (findings of the scan), ``scores``, ``cases``,
-    ``library`` (questions whose functions used attnlib), ``cell_errors`` and
+    ``library`` (questions whose answers needed attnlib), ``cell_errors`` and
     ``seconds``.
     """
     start = time.monotonic()
@@ -572,26 +773,18 @@ def grade(
         "library": {},
         "cell_errors": [],
     }
-    cmd, env = sandbox.command(uid, limits, unsafe=unsafe)
-    scratch = env.pop("GRADER_SCRATCH", None)
-    proc = subprocess.Popen(
-        cmd,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        cwd=scratch,
-        start_new_session=True,
-    )
-    channel = Channel(proc, start + limits.wall, limits)
+    started = {False: _start(limits, uid, unsafe, absent=False)}
+    if assignment.absent:
+        started[True] = _start(limits, sandbox.absent_uid(uid), unsafe, absent=True)
+    channels = {
+        k: Channel(proc, start + limits.wall, limits, group)
+        for k, (proc, _, group) in started.items()
+    }
+    task = {"cells": cells, "names": assignment.names, "cpu_cells": limits.cpu}
     try:
-        channel.send(
-            {"cells": cells, "names": assignment.names, "cpu_cells": limits.cpu}
-        )
-        first = channel.recv()
-        if not isinstance(first, dict) or first.get("op") != "executed":
-            message = first.get("message", "") if isinstance(first, dict) else ""
-            raise Stopped(f"the notebook could not be run: {str(message)[-300:]}")
+        for channel in channels.values():
+            channel.send(task)
+        first = _executed(channels[False])
         errors = first.get("errors") or []
         result["cell_errors"] = [
             f"cell {int(e.get('cell', 0)) + 1}: {e.get('type')}: "
@@ -605,39 +798,34 @@ def grade(
                 f"the notebook did not finish within {limits.cpu:g} s of CPU; "
                 "the cells after that point did not run"
             )
-        answers = {}
-        raw = first.get("answers") if isinstance(first.get("answers"), dict) else {}
-        for name in assignment.names:
-            value = raw.get(name, {"__t": "missing"})
-            tag = value.get("__t") if isinstance(value, dict) else None
-            answers[name] = tag if tag in ("missing", "callable") else value
-        tested = run_cases(assignment, channel, answers)
+        answers = {False: _answers(first, assignment.names), True: {}}
+        if True in channels:
+            try:
+                executed = _executed(channels[True])
+                answers[True] = _answers(executed, assignment.names)
+                if isinstance(executed.get("needs"), dict):
+                    answers["needs"] = executed["needs"]
+            except Stopped:
+                pass  # its questions are "not tested", with the reason
+        tested = run_cases(assignment, channels, answers)
+        _refuse_copies(assignment, tested, result["flags"])
         result.update(
             scores=tested["scores"], cases=tested["cases"], library=tested["library"]
         )
-        if tested["tampered"]:
-            result["flags"].append("removed the library guard of an implement call")
-        if channel.stopped:
-            result["status"] = channel.stopped_kind
-            result["reason"] = f"{channel.stopped}; the tests after that failed"
+        for absent, channel in channels.items():
+            if channel.stopped and result["status"] == "graded":
+                where = " (its run without attnlib)" if absent else ""
+                result["status"] = channel.stopped_kind
+                result["reason"] = (
+                    f"{channel.stopped}{where}; the tests after that failed"
+                )
     except Stopped as exc:
         result["status"] = exc.kind
         result["reason"] = f"{exc}; scored 0"
         result["scores"] = {q: 0.0 for q, _ in assignment.questions}
     finally:
-        try:
-            proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-        kill(proc)
-        if scratch:
-            import shutil
-
-            shutil.rmtree(scratch, ignore_errors=True)
+        for proc, scratch, group in started.values():
+            _end(proc, scratch, group)
     if result["cell_errors"] and result["status"] == "graded":
         first_error = result["cell_errors"][0]
         result["reason"] = (
@@ -688,6 +876,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         try:
             limits = sandbox.Limits(**task["limits"])
+            limit_memory(limits.tester_memory_mb)
             result = grade(
                 assignment,
                 list(task["cells"]),

@@ -1,0 +1,146 @@
+"""The testers (:mod:`.tester`) as long-lived worker processes, one per notebook
+graded at a time: their imports and the master's setup are paid once per run.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from . import wire
+from .common import ROOT, CourseworkError
+
+
+class Worker:
+    """A tester process (:mod:`.tester`) that grades one notebook at a time."""
+
+    def __init__(self, master: Path, unsafe: bool):
+        self.master, self.unsafe = master, unsafe
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.spawn()
+        self.wait_ready()
+
+    def spawn(self) -> None:
+        """Start the tester process (call from a thread that outlives it: the
+        kernel kills the tester when the thread that started it ends)."""
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+        )
+        env.setdefault("MPLBACKEND", "Agg")
+        env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = "1"
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tools.coursework.tester",
+                str(self.master),
+                str(os.getpid()),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            cwd=ROOT,
+            env=env,
+            start_new_session=True,  # Ctrl-C reaches the grading process only
+        )
+
+    def wait_ready(self) -> None:
+        ready = self._recv(600)
+        if not isinstance(ready, dict) or ready.get("op") != "ready":
+            message = ready.get("message", "") if isinstance(ready, dict) else ready
+            self.stop()
+            raise CourseworkError(f"the tester did not start:\n{message}")
+
+    def _recv(self, timeout: float):
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+            if ready:
+                try:
+                    return wire.read_frame(fd)
+                except (EOFError, OSError, wire.WireError) as exc:
+                    return f"the tester stopped: {exc}"
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def grade(self, task: dict, timeout: float) -> dict:
+        if not self.alive:
+            self.start()
+        try:
+            wire.write_frame(self.proc.stdin.fileno(), task)
+        except wire.WireError as exc:  # checked before anything is written
+            return {
+                "status": "failed",
+                "reason": f"the notebook's code is too large to send to its "
+                f"sandbox ({exc})",
+            }
+        except OSError as exc:
+            self.stop()
+            return {"status": "failed", "reason": f"the tester stopped: {exc}"}
+        reply = self._recv(timeout)
+        if not isinstance(reply, dict):
+            self.stop()  # hung or crashed: the next task starts a fresh one
+            why = reply or f"no result after {timeout:g} s"
+            kind = "timeout" if reply is None else "failed"
+            return {"status": kind, "reason": str(why)}
+        return reply
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        self.proc = None
+
+
+# Testers stay up between runs of one process (their imports and the master's setup
+# are paid once); each dies with this process at the latest.
+_POOL: dict[tuple[str, bool], list[Worker]] = {}
+
+
+def _workers(master: Path, unsafe: bool, count: int) -> list[Worker]:
+    """``count`` ready testers of ``master``, started from this thread."""
+    pool = _POOL.setdefault((str(Path(master).resolve()), unsafe), [])
+    pool[:] = [w for w in pool if w.alive]
+    new = [Worker(master, unsafe) for _ in range(count - len(pool))]
+    for w in new:
+        w.spawn()
+    try:
+        for w in new:
+            w.wait_ready()
+    except BaseException:
+        for w in new:
+            w.stop()
+        raise
+    pool.extend(new)
+    return pool[:count]
+
+
+def _stop_workers() -> None:
+    for pool in _POOL.values():
+        for w in pool:
+            w.stop()
+        pool.clear()
+
+
+atexit.register(_stop_workers)
