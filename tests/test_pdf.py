@@ -24,6 +24,7 @@ GOOD = "\n".join(
             "The circle and Kuramoto oscillators",
             "Energy extremisers",
             "Frontiers: normalisation, causality, long contexts, low temperature",
+            "Trained Transformers",
         ],
         start=1,
     )
