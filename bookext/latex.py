@@ -10,7 +10,7 @@
   (:data:`FONTS`), and no Python module index (its entries would point into the
   library reference, which the PDF leaves out).
 * :class:`Appendices`: the parts after the chapters are appendices, so that the
-  chapters are numbered 1 to 6; the introduction is unnumbered front matter; the
+  chapters are numbered 1 to 7; the introduction is unnumbered front matter; the
   library reference is left out (it is a web reference).
 * :class:`DropSolutions`: for a LaTeX build, the exercises' solutions are left out:
   a reader of the PDF finds them in the HTML book and the notebooks.

@@ -16,7 +16,15 @@ import jupytext
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CHAPTERS = ["modelling", "clustering", "gaussian", "circle", "extremisers", "frontiers"]
+CHAPTERS = [
+    "modelling",
+    "clustering",
+    "gaussian",
+    "circle",
+    "extremisers",
+    "frontiers",
+    "trained",
+]
 ASSERT = re.compile(r"^\s*assert\b", re.M)
 FIRST = re.compile(r"# Fails if \S.{24,}")
 

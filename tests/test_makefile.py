@@ -51,6 +51,8 @@ def test_the_book_and_the_student_edition_share_one_execution_rule():
     for name in ("requirements.txt", "pyproject.toml", "Makefile"):
         assert name in names
     assert any(n.startswith("attnlib/") for n in names)
+    # the weights a chapter loads: new weights must execute the chapter again
+    assert any(n.startswith("book/models/") and n.endswith(".npz") for n in names)
     # bookext sets the kernels' environment (IPYTHONDIR, ATTNLIB_STATIC) and their
     # start-up file, which changes how every figure is displayed
     assert "bookext/static.py" in names

@@ -16,8 +16,9 @@ depend on :mod:`attnlib`, the pinned environment (``requirements.txt``,
 ``pyproject.toml``) and the environment the kernels are started with (the
 ``Makefile``, the student edition's build and the book's Sphinx extension
 ``bookext``, which sets ``IPYTHONDIR`` and ``ATTNLIB_STATIC`` for the kernels and
-holds their start-up file). When any of them changes, the cache
-of a build folder is dropped so that every chapter runs again against this checkout.
+holds their start-up file) and the trained weights in ``book/models``. When any of
+them changes, the cache of a build folder is dropped so that every chapter runs again
+against this checkout.
 ``make book`` and ``make student`` use this one rule:
 
 ``python -m tools.execution BUILD_DIR [--execute] [--jobs N]``
@@ -57,6 +58,8 @@ def inputs(root: Path = ROOT) -> list[Path]:
     # the kernels' environment and start-up file of the book (bookext/static.py,
     # bookext/ipython/...): all of the extension's code, like attnlib's
     files += sorted((root / "bookext").rglob("*.py"))
+    # the trained weights that the chapter on trained Transformers loads
+    files += sorted((root / "book" / "models").glob("*.npz"))
     files += [
         root / name
         for name in ("requirements.txt", "pyproject.toml", "Makefile")
