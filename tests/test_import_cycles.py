@@ -5,7 +5,8 @@ which a cycle hides from a plain ``import``: they only fail when the function ru
 and each module points to the modules it imports; a cycle is a strongly connected
 component of more than one module (Tarjan's algorithm). Importing ``a.b.c`` points
 to ``a.b.c`` only (Python runs the parents' ``__init__`` first, but a package that
-imports its own submodules is not a cycle).
+imports its own submodules is not a cycle). Imports under ``if TYPE_CHECKING:`` are
+left out: they never run (annotations only), so they close no cycle at run time.
 """
 
 import ast
@@ -22,6 +23,14 @@ def module_name(path: Path, root: Path) -> str:
     return ".".join(parts)
 
 
+def _type_checking_only(node: ast.AST) -> bool:
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", None)
+    return name == "TYPE_CHECKING"
+
+
 def imports_of(path: Path, name: str, known: set[str]) -> set[str]:
     """The modules of ``known`` that the module ``name`` (file ``path``) imports."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -34,7 +43,10 @@ def imports_of(path: Path, name: str, known: set[str]) -> set[str]:
         if target:
             found.add(target)
 
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in [n for n in ast.walk(tree) if _type_checking_only(n)]:
+        node.body = []  # what runs only for a type checker
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 add(alias.name)
@@ -117,5 +129,11 @@ def test_a_cycle_through_an_import_inside_a_function_is_found(tmp_path):
     graph = import_graph(tmp_path, ("one", "two"))
     assert graph["one.sub"] == {"one.mod"}
     assert cycles(graph) == [["one.mod", "two.mod"]]
+    # an import for a type checker only runs no code: no cycle
+    (tmp_path / "two" / "mod.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from one.mod import f\n"
+    )
+    assert cycles(import_graph(tmp_path, ("one", "two"))) == []
     # a package importing its own submodules is not a cycle
     assert cycles({"p": {"p.a"}, "p.a": set()}) == []
