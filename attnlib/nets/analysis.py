@@ -35,6 +35,7 @@ __all__ = [
     "attention_sink",
     "first_token_attraction",
     "retention_by_position",
+    "DecayFits",
     "decay_fits",
 ]
 

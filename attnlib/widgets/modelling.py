@@ -133,7 +133,7 @@ def sphere_explorer(
         Initial number of tokens (slider from 2 to ``n_max``); the tokens are the
         first ``n`` of one fixed uniform sample of ``n_max`` points (``seed``).
     variant : str
-        A key of :data:`attnlib.viz.modelling.VARIANTS`.
+        A key of :data:`attnlib.scenarios.VARIANTS`.
     t_final : float
         Final time (USA: on the clock :math:`s = e^\beta t`).
     n_frames : int
