@@ -28,7 +28,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-FORBIDDEN = ("IPython.core.display", "children=(", "0%|", "VBox(", "HBox(")
+FORBIDDEN = ("IPython.core.display", "children=(", "0%|")
+#: the text of a widget box where its picture belongs ("HBox(...)", "VBox(children=");
+#: code that builds one from a list, ``widgets.HBox([a, b])``, is source, not output
+BOX_REPR = re.compile(r"\b[HV]Box\((?!\[)")
 # a word of the title of each numbered chapter of _toc.yml, in order
 CHAPTERS = (
     "Modelling",
@@ -61,8 +64,10 @@ def pages(pdf: Path) -> int:
 def failures(text: str) -> list[str]:
     """What is wrong with the text of the PDF."""
     out = [f"the PDF prints {bad!r}" for bad in FORBIDDEN if bad in text]
-    # the running heads of Sphinx's LaTeX style: "Chapter N. Title"
-    heads = re.findall(r"Chapter (\d+)\. (.+)", text)
+    out += [f"the PDF prints {m.group()!r}" for m in BOX_REPR.finditer(text)][:1]
+    # the running heads of Sphinx's LaTeX style: "<page>   Chapter N. Title" on a
+    # line of its own (a sentence that ends with "Chapter 6." is not a head)
+    heads = re.findall(r"^\s*\d+\s+Chapter (\d+)\. (.+)$", text, re.M)
     numbered = {int(n): title.strip() for n, title in heads}
     for number, word in enumerate(CHAPTERS, start=1):
         title = numbered.get(number, "")

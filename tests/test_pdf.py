@@ -41,10 +41,18 @@ def test_a_good_text_passes():
         "<IPython.core.display.HTML object>",
         "VBox(children=(HBox(children=(FloatSlider",
         "  0%|          | 0/4 [00:00<?, ?it/s]",
+        "VBox(...)",
+        "HBox()",
     ],
 )
 def test_object_texts_fail(bad):
     assert failures(GOOD + "\n" + bad)
+
+
+def test_code_and_prose_that_look_like_objects_or_heads_pass():
+    code = "w = ExplorerBox([widgets.HBox([s_model, s_layer]), out3])"
+    prose = "    like t^-2 once it is removed, the law of Chapter 6. The pre-LN radius"
+    assert failures(GOOD + "\n" + code + "\n" + prose) == []
 
 
 def test_the_check_knows_every_numbered_chapter():
