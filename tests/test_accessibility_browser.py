@@ -2,13 +2,12 @@
 and in the dark mode of the theme: low contrast (in either mode), a control whose
 accessible name does not contain its visible text, a ``<summary>`` with no name."""
 
-import shutil
-
 import pytest
 
 from tools.browser_check import AXE, accessibility
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+from .helpers import CHROMIUM
+
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
@@ -47,16 +46,6 @@ def _page(tmp_path, body, style=STYLE, name="page.html"):
         encoding="utf-8",
     )
     return path
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()
 
 
 def _violations(browser, path):

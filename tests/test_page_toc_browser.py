@@ -5,14 +5,14 @@ the top of the screen after a scroll. The book's script (bookext/_static) is loa
 into a page with the theme's markup; a page whose script marks the last entry fails.
 """
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from tools.browser_check import toc_failures
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+from .helpers import CHROMIUM
+
 SCRIPT = Path(__file__).resolve().parents[1] / "bookext" / "_static" / "attnlib-book.js"
 pytestmark = [
     pytest.mark.slow,
@@ -62,16 +62,6 @@ def _page(tmp_path, ours: bool):
         encoding="utf-8",
     )
     return path
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()
 
 
 def _failures(browser, path):

@@ -1,14 +1,14 @@
 """In Chromium, after MathJax has typeset a page, text that still holds TeX is found:
 a formula that Markdown cut in two, or maths that MathJax did not typeset."""
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from tools.browser_check import AXE, raw_tex
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+from .helpers import CHROMIUM
+
 MATHJAX = AXE.parents[1] / "mathjax" / "tex-mml-chtml.js"
 pytestmark = [
     pytest.mark.slow,
@@ -49,16 +49,6 @@ def _page(tmp_path, body, name):
         encoding="utf-8",
     )
     return path
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()
 
 
 def _found(browser, path):
