@@ -259,3 +259,20 @@ def test_stale_sentences_and_absent_solutions_fail():
         "them); the student edition leaves them out.</p>"
     )
     assert stale_failures(qualified, "p.html", has_solutions=False) == []
+
+
+def test_a_redirect_page_is_followed_to_its_target_not_opened(tmp_path):
+    """Jupyter Book's site index only redirects (an HTML refresh): opening it in the
+    browser races with the navigation, so the check reads its target instead."""
+    from tools.check_html import redirect_target
+
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "intro.html").write_text("<html><body><p>Intro</p></body>")
+    index = tmp_path / "index.html"
+    index.write_text('<meta http-equiv="Refresh" content="0; url=book/intro.html" />')
+    assert redirect_target(index) == (tmp_path / "book" / "intro.html").resolve()
+    assert redirect_target(tmp_path / "book" / "intro.html") is None
+    # a page with content and a refresh in it is a page: it is opened
+    long = tmp_path / "long.html"
+    long.write_text(index.read_text() + "<p>text</p>" * 400)
+    assert redirect_target(long) is None

@@ -799,6 +799,28 @@ def test_a_costly_answer_stops_at_the_cpu_limit_of_a_test_case():
     assert time.monotonic() - start < 120  # CPU seconds, on a busy machine
 
 
+# the drops are what this test makes happen: pytest reports each as a warning
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_case_past_its_cpu_limit_fails_even_when_its_finalisers_swallow_the_stop():
+    """Python drops an exception raised in a ``__del__``: a case spending nearly all
+    its time in finalisers (as a large sympy computation can, when the garbage
+    collector runs) must still end as a timeout, never as passed."""
+
+    class Busy:
+        def __del__(self):
+            s = 0
+            for i in range(3000):
+                s += i
+
+    start = time.process_time()
+    with pytest.raises(tester.CaseTimeout):
+        with tester.case_clock(0.3):
+            end = time.process_time() + 3
+            while time.process_time() < end:
+                Busy()
+    assert time.process_time() - start < 60
+
+
 def test_the_tester_runs_within_its_memory_and_its_sandboxes_get_theirs():
     code = (
         "import resource, subprocess, sys\n"

@@ -545,6 +545,22 @@ def sources_and_build(root: Path) -> tuple[Path, Path]:
     return Path(__file__).resolve().parents[1] / "book", root.parent
 
 
+_REFRESH = re.compile(
+    r"<meta\s+http-equiv=[\"']?refresh[\"']?\s+content=[\"']\s*\d+\s*;\s*url=([^\"'>]+)",
+    re.I,
+)
+
+
+def redirect_target(page: Path) -> Path | None:
+    """The page a redirect page (an HTML refresh, as Jupyter Book writes the site's
+    index) sends the reader to, or None for a page with content of its own."""
+    text = page.read_text(encoding="utf-8", errors="replace")
+    m = _REFRESH.search(text)
+    if m is None or len(text) > 2000:
+        return None
+    return (page.parent / m.group(1).strip().split("#")[0]).resolve()
+
+
 def main(root: Path, shots: Path | None = None) -> int:
     # the chapters, then the assignment pages and the guide of the Coursework part
     pages = sorted(root.glob("book/*.html")) + sorted(
@@ -605,11 +621,17 @@ def main(root: Path, shots: Path | None = None) -> int:
     failures += browser_fail
     # axe-core on every other page of the edition, in both modes of the theme
     # (not the theme's template fragments under _static/, which no reader opens)
-    others = [
-        p
-        for p in every_page
-        if p not in pages and "_static" not in p.relative_to(root).parts
-    ]
+    # (a redirect, like the index that sends a reader to the first chapter, has no
+    # content: its target must be a page of the edition, which is checked itself)
+    others = []
+    for p in every_page:
+        if p in pages or "_static" in p.relative_to(root).parts:
+            continue
+        target = redirect_target(p)
+        if target is None:
+            others.append(p)
+        elif target not in every_page:
+            failures.append(f"{p.relative_to(root)}: redirects to a missing page")
     failures += accessibility_pages(others, chromium)
     print("page weight at first load (page and the files it loads):")
     for name, size in weights.items():

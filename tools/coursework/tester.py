@@ -100,21 +100,32 @@ class CaseTimeout(BaseException):
     """
 
 
-def _on_case_timeout(signum, frame):
-    raise CaseTimeout()
-
-
 @contextlib.contextmanager
 def case_clock(seconds: float):
     """At most ``seconds`` of this process's CPU time (the tester's own work: the
-    time the student's process spends on a call is not counted here)."""
-    previous = signal.signal(signal.SIGPROF, _on_case_timeout)
-    signal.setitimer(signal.ITIMER_PROF, seconds)
+    time the student's process spends on a call is not counted here).
+
+    Python drops an exception raised by a signal handler that runs inside a
+    finaliser (a ``__del__`` or a weak-reference callback, which the garbage
+    collector runs at any moment of a large computation). So the timer fires again
+    every 0.25 s of CPU after the limit, and a case that outlived its limit raises
+    :class:`CaseTimeout` when it ends, even if every raise from the handler was
+    dropped: it never counts as passed."""
+    expired: list[bool] = []
+
+    def on_timeout(signum, frame):
+        expired.append(True)
+        raise CaseTimeout()
+
+    previous = signal.signal(signal.SIGPROF, on_timeout)
+    signal.setitimer(signal.ITIMER_PROF, seconds, 0.25)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, previous)
+    if expired:
+        raise CaseTimeout()
 
 
 def limit_memory(megabytes: int) -> None:
