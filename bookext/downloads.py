@@ -9,6 +9,8 @@ notebooks, whose first cell installs that wheel), ``python -m bookext.downloads
 * ``_downloads/attnlib.json``, the version-free address of the current release: its
   version, the two file names and their SHA-256. (A version-free copy of the wheel
   would not do: pip refuses a wheel whose file name has no version.)
+* ``_downloads/models/``, the files chapters read (:data:`DATA_DIRS`): the first cell
+  of a chapter's notebook fetches those it needs.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ DOWNLOADS = "_downloads"
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = "attnlib.json"
+# folders of data files that chapters read (book/<folder>/, e.g. the trained weights
+# of Chapter 7), shipped as _downloads/<folder>/ for the notebooks to fetch
+DATA_DIRS = ("models",)
 
 
 def sha256(path: Path) -> str:
@@ -87,7 +92,14 @@ def write_downloads(root: Path, html: Path) -> list[Path]:
         "sha256": {wheel.name: sha256(wheel), sdist.name: sha256(sdist)},
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
-    return [wheel, sdist, out / MANIFEST]
+    data = []
+    for folder in DATA_DIRS:
+        shutil.rmtree(out / folder, ignore_errors=True)
+        for f in sorted((root / "book" / folder).glob("*")):
+            if f.is_file():
+                (out / folder).mkdir(parents=True, exist_ok=True)
+                data.append(Path(shutil.copy2(f, out / folder / f.name)))
+    return [wheel, sdist, out / MANIFEST, *data]
 
 
 def main(argv: list[str]) -> int:

@@ -27,6 +27,7 @@ the wheel that the book's site ships (:mod:`bookext.downloads`, at the address
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 import sys
@@ -39,7 +40,7 @@ from dataclasses import dataclass
 
 from attnlib._version import __version__
 
-from .downloads import DOWNLOADS, SDIST, WHEEL, write_downloads  # noqa: F401
+from .downloads import DATA_DIRS, DOWNLOADS, SDIST, WHEEL, write_downloads  # noqa: F401
 from .plainmd import Index, book_index, convert, macros  # noqa: F401
 
 try:  # inside Sphinx: its logger (a warning would fail the -W build)
@@ -67,8 +68,12 @@ BOOK_URL = {book_url!r}
 REPOSITORY = {repository!r}
 ATTNLIB = "{version}"
 WHEEL = "{wheel}"
+EXTRAS = "{extras}"  # the optional parts of attnlib this chapter uses
+NEEDS = {needs!r}  # the modules those parts need
+# the files the chapter reads (path beside this notebook, SHA-256), fetched if missing
+DATA = {data}
 
-import importlib, re, subprocess, sys
+import hashlib, importlib, importlib.util, re, shutil, subprocess, sys, urllib.request
 from pathlib import Path
 
 
@@ -95,6 +100,10 @@ def _installed():
     return attnlib.__version__
 
 
+def _missing():
+    return [m for m in NEEDS if importlib.util.find_spec(m) is None]
+
+
 def _sources():
     for folder in (Path.cwd(), Path.cwd().parent / "{downloads}"):
         if (folder / WHEEL).is_file():
@@ -110,20 +119,45 @@ async def _install(where):
         import piplite
 
         local = isinstance(where, Path)
+        if NEEDS:
+            return f"{{', '.join(NEEDS)}} cannot run in the browser (Pyodide)"
         await piplite.install("emfs:" + str(where.resolve()) if local else where)
         await piplite.install(["numpy", "scipy", "tqdm", "sympy", "matplotlib"])
         return None
     url = where.resolve().as_uri() if isinstance(where, Path) else where
     r = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", f"attnlib[all] @ {{url}}"],
+        [sys.executable, "-m", "pip", "install", "--quiet"]
+        + [f"attnlib[{{EXTRAS}}] @ {{url}}"],
         capture_output=True,
         text=True,
     )
     return None if r.returncode == 0 else (r.stderr or r.stdout)[-800:]
 
 
+def _fetch(rel, digest):
+    # a file the chapter reads (e.g. trained weights): beside the notebook, else a
+    # copy in the site's folder of downloads beside it, else from the book's site
+    target = Path.cwd() / rel
+    if target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == digest:
+        return None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    local = Path.cwd().parent / "{downloads}" / rel
+    if local.is_file():
+        shutil.copyfile(local, target)
+    elif BOOK_URL:
+        url = BOOK_URL.rstrip("/") + "/{downloads}/" + rel
+        with urllib.request.urlopen(url, timeout=120) as response:
+            target.write_bytes(response.read())
+    else:
+        raise RuntimeError(f"{{rel}} is missing: download it from the book's site")
+    if hashlib.sha256(target.read_bytes()).hexdigest() != digest:
+        target.unlink()
+        raise RuntimeError(f"{{rel}}: the downloaded file is not the book's")
+    return rel
+
+
 before = _installed()
-if before is not None and _compatible(before):
+if before is not None and _compatible(before) and not _missing():
     print(f"attnlib {{before}} is installed: nothing to install.")
 else:
     tried = []
@@ -142,14 +176,21 @@ else:
             + (":\\n" + "\\n".join(tried) if tried else "")
             + f"\\nDownload {{WHEEL}} from the book's site (the folder {downloads}/"
             + " beside its pages) into the folder of this notebook and run this cell"
-            + f" again, or install it yourself: pip install '{{WHEEL}}[all]'"
+            + f" again, or install it yourself: pip install '{{WHEEL}}[{{EXTRAS}}]'"
         )
-    if before is not None:
+    if before is not None and not _compatible(before):
         print("Restart the kernel (an older attnlib is loaded), run this cell again.")
+fetched = [f for f in (_fetch(rel, digest) for rel, digest in DATA) if f]
+if fetched:
+    print(f"fetched {{len(fetched)}} file(s) the chapter reads: {{', '.join(fetched)}}")
 """
 
 
-def install_source(book_url: str | None = None, repository: str | None = None) -> str:
+def install_source(
+    book_url: str | None = None,
+    repository: str | None = None,
+    needs: ChapterNeeds | None = None,
+) -> str:
     """The first cell of every notebook: make attnlib (this version) importable.
 
     In order: nothing if a compatible attnlib (same major.minor, not older) imports;
@@ -161,9 +202,15 @@ def install_source(book_url: str | None = None, repository: str | None = None) -
     that name there), and when nothing works its error says what to download.
     """
     repo_note = ", or the repository at the release tag" if repository else ""
+    needs = needs or ChapterNeeds()
     return INSTALL.format(
         version=__version__,
         wheel=WHEEL.format(version=__version__),
+        extras=",".join(("all", *needs.extras)),
+        needs=list(needs.modules),
+        data="[" + "".join(f"\n    {d!r}," for d in needs.data) + "\n]"
+        if needs.data
+        else "[]",
         book_url=book_url or "",
         repository=repository or "",
         downloads=DOWNLOADS,
@@ -219,9 +266,45 @@ def _keep_output(output: dict) -> dict | None:
     return out
 
 
-def _first_cell(settings: Settings) -> Any:
+@dataclass(frozen=True)
+class ChapterNeeds:
+    """What a chapter needs besides ``attnlib[all]``: extras of attnlib, the modules
+    they bring (checked before anything is installed) and the files it reads, as
+    (path relative to the chapter, SHA-256) pairs."""
+
+    extras: tuple[str, ...] = ()
+    modules: tuple[str, ...] = ()
+    data: tuple[tuple[str, str], ...] = ()
+
+
+# attnlib's extras that "all" leaves out (heavy, absent from Pyodide), the modules
+# they bring, and what a chapter's code shows of their use
+EXTRAS = {"nets": (("jax", "optax"), re.compile(r"\battnlib\.nets\b|\bimport jax\b"))}
+
+
+def chapter_needs(source: Path) -> ChapterNeeds:
+    """The extras and the data files of a chapter, read from its code: a chapter that
+    imports ``attnlib.nets`` needs the ``nets`` extra; one whose code names the
+    folder ``"models"`` reads every file of ``book/models``."""
+    text = source.read_text(encoding="utf-8")
+    extras, modules = [], []
+    for name, (mods, pattern) in EXTRAS.items():
+        if pattern.search(text):
+            extras.append(name)
+            modules += mods
+    data = []
+    for folder in DATA_DIRS:
+        if re.search(rf"""Path\(["']{folder}["']\)""", text):
+            for f in sorted((source.parent / folder).glob("*")):
+                if f.is_file():
+                    digest = hashlib.sha256(f.read_bytes()).hexdigest()
+                    data.append((f"{folder}/{f.name}", digest))
+    return ChapterNeeds(tuple(extras), tuple(modules), tuple(data))
+
+
+def _first_cell(settings: Settings, needs: ChapterNeeds | None = None) -> Any:
     cell = nbformat.v4.new_code_cell(
-        install_source(settings.book_url, settings.repository)
+        install_source(settings.book_url, settings.repository, needs)
     )
     cell.metadata["tags"] = ["install-attnlib"]
     return cell
@@ -386,7 +469,7 @@ def _finish(nb: Any, source: Path, config: Settings, reader: bool) -> Any:
     page = f"{source.parent.name}/{source.stem}"
     _plain_cells(nb, page, index, reader)
     fold_checks(nb)
-    nb.cells.insert(0, _first_cell(config))
+    nb.cells.insert(0, _first_cell(config, chapter_needs(source)))
     nb.nbformat, nb.nbformat_minor = 4, 5
     for k, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{k}"

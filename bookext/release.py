@@ -29,6 +29,8 @@ from pathlib import Path
 
 from attnlib._version import __version__
 
+from .downloads import DATA_DIRS, DOWNLOADS
+
 NAME = "mathematics-of-transformers"
 SUMS = "SHA256SUMS"
 
@@ -70,6 +72,11 @@ def collect(
         for path in sorted((html / "notebooks").glob("*.ipynb")):
             z.write(path, f"{folder}/{path.name}")
         z.write(wheel, f"{folder}/{wheel.name}")
+        # the files chapters read (models/ ...), beside the notebooks as the
+        # notebooks' first cell looks for them
+        for data in DATA_DIRS:
+            for path in sorted((html / DOWNLOADS / data).glob("*")):
+                z.write(path, f"{folder}/{data}/{path.name}")
     files.append(notebooks)
     if pdf is not None and pdf.exists():
         files.append(Path(shutil.copy2(pdf, out / f"{NAME}-{version}.pdf")))

@@ -23,11 +23,14 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import shutil
 import subprocess
 import threading
 import venv
 from pathlib import Path
 
+import nbclient
+import nbformat
 import pytest
 
 from attnlib._version import __version__
@@ -173,3 +176,90 @@ def test_downloaded_notebooks_install_attnlib_from_the_site_then_nothing(site, f
     )
     assert Site.requests == [f"/notebooks/{CHAPTER}.ipynb"], Site.requests
     assert reader["images"] >= 1 and reader["cells"] >= 3
+
+
+LOAD = """
+from pathlib import Path
+from attnlib.nets import load
+for f in sorted(Path("models").glob("*.npz")):
+    params, config, meta = load(f)
+    print(f.stem, config.n_layers, meta["steps"])
+"""
+
+
+@pytest.fixture(scope="module")
+def trained_site(site, tmp_path_factory):
+    """A second site: the downloads of the first (wheel, sdist, models) and the
+    notebooks of the chapter on trained Transformers."""
+    _, first = site
+    folder = tmp_path_factory.mktemp("site-trained")
+    shutil.copytree(first / "_downloads", folder / "_downloads")
+    handler = lambda *a, **kw: Site(*a, directory=str(folder), **kw)  # noqa: E731
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    config = Settings(book_url=url, repository=None, index=settings(ROOT).index)
+    write_notebooks(ROOT, None, folder, config, only=["trained"])
+    yield url, folder
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.slow
+def test_the_trained_chapter_fetches_its_weights_beside_the_notebook(
+    trained_site, tmp_path
+):
+    """The chapter reads models/<name>.npz beside it: its notebook, run in an empty
+    folder, fetches them from the site (checked against their SHA-256), once; a
+    damaged file is fetched again; and it asks for attnlib's nets extra (JAX)."""
+    url, folder = trained_site
+    models = sorted(p for p in (ROOT / "book" / "models").iterdir() if p.is_file())
+    assert sorted(p.name for p in (folder / "_downloads" / "models").iterdir()) == [
+        p.name for p in models
+    ]
+    nb = nbformat.read(folder / "notebooks" / "trained-student.ipynb", as_version=4)
+    first = nb.cells[0]
+    assert first.metadata["tags"] == ["install-attnlib"]
+    assert 'EXTRAS = "all,nets"' in first.source
+    assert "NEEDS = ['jax', 'optax']" in first.source
+    nb.cells = [first, nbformat.v4.new_code_cell(LOAD)]
+    work = tmp_path / "empty"
+    work.mkdir()
+
+    def run() -> tuple[str, str]:
+        client = nbclient.NotebookClient(
+            nb,
+            timeout=600,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(work)}},
+        )
+        client.execute()
+        return tuple(
+            "".join(o.get("text", "") for o in c.outputs) for c in nb.cells[:2]
+        )
+
+    Site.requests.clear()
+    install, loaded = run()
+    # this environment has attnlib and JAX: nothing installed, the weights fetched
+    assert "nothing to install" in install, install
+    assert f"fetched {len(models)} file(s)" in install, install
+    assert sorted(Site.requests) == [f"/_downloads/models/{p.name}" for p in models]
+    for p in models:
+        assert (work / "models" / p.name).read_bytes() == p.read_bytes()
+    assert len(loaded.splitlines()) == sum(p.suffix == ".npz" for p in models)
+
+    # run again: nothing fetched; a damaged file is fetched again
+    Site.requests.clear()
+    install, _ = run()
+    assert "fetched" not in install and Site.requests == [], (install, Site.requests)
+    (work / "models" / models[0].name).write_bytes(b"damaged")
+    install, _ = run()
+    assert f"fetched 1 file(s) the chapter reads: models/{models[0].name}" in install
+    assert (work / "models" / models[0].name).read_bytes() == models[0].read_bytes()
+
+    # a site that serves another file: refused, and nothing is left in its place
+    (folder / "_downloads" / "models" / models[0].name).write_bytes(b"other")
+    (work / "models" / models[0].name).unlink()
+    with pytest.raises(nbclient.exceptions.CellExecutionError, match="not the book's"):
+        run()
+    assert not (work / "models" / models[0].name).exists()

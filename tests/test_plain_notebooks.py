@@ -23,6 +23,7 @@ from markdown_it import MarkdownIt
 from bookext import plainmd
 from bookext.notebooks import (
     ROOT,
+    chapter_needs,
     chapters,
     install_source,
     reader_notebook,
@@ -210,11 +211,13 @@ def test_install_cell_sources_in_order(tmp_path, monkeypatch):
 
 def test_install_cell_never_installs_the_name_from_an_index():
     for src in (install_source("https://e.org/b", "https://e.org/r"), install_source()):
-        calls = re.findall(r"pip\", \"install\", \"--quiet\", (.+)\]", src)
-        assert calls == ['f"attnlib[all] @ {url}"'], calls  # a direct reference
+        assert src.count('"pip", "install"') == 1
+        calls = re.findall(r"\+ \[(.+)\],\n", src)
+        assert calls == ['f"attnlib[{EXTRAS}] @ {url}"'], calls  # a direct reference
+        assert 'EXTRAS = "all"' in src
         assert 'piplite.install("attnlib' not in src
         assert "==" not in src.split("def _release")[0]  # no pinned index version
-        assert "pip install '{WHEEL}[all]'" in src  # the error says what to do
+        assert "pip install '{WHEEL}[{EXTRAS}]'" in src  # the error says what to do
     assert 'sys.platform == "emscripten"' in src and "piplite" in src
 
 
@@ -313,3 +316,40 @@ def test_lite_contents_are_the_notebooks_and_the_pure_python_wheel(tmp_path):
     (html / "_downloads" / wheel).unlink()
     with pytest.raises(FileNotFoundError, match="make book"):
         contents(html, tmp_path / "lite")
+
+
+def test_a_chapter_on_trained_models_asks_for_jax_and_its_weights():
+    """Chapter 7 imports attnlib.nets and reads models/*.npz: its install cell asks
+    for the nets extra (JAX, optax) and lists every file of book/models with its
+    SHA-256; the other chapters need attnlib[all] and no file."""
+    import hashlib
+
+    for source in CHAPTERS:
+        needs = chapter_needs(source)
+        if source.stem != "trained":
+            assert needs.extras == () and needs.data == (), source.name
+            continue
+        assert needs.extras == ("nets",) and needs.modules == ("jax", "optax")
+        files = sorted(p for p in (ROOT / "book" / "models").iterdir() if p.is_file())
+        assert [rel for rel, _ in needs.data] == [f"models/{p.name}" for p in files]
+        for (_, digest), p in zip(needs.data, files):
+            assert digest == hashlib.sha256(p.read_bytes()).hexdigest()
+        src = install_source("https://example.org/b", None, needs)
+        assert 'EXTRAS = "all,nets"' in src and "NEEDS = ['jax', 'optax']" in src
+        ns = _functions(src)
+        assert ns["DATA"] == [tuple(d) for d in needs.data]
+    assert any(source.stem == "trained" for source in CHAPTERS)
+
+
+def test_install_cell_says_jax_cannot_run_in_jupyterlite(tmp_path):
+    """In Pyodide a chapter that needs JAX fails at once, saying why."""
+    from attnlib._version import __version__
+
+    from bookext.notebooks import ChapterNeeds
+
+    (tmp_path / f"attnlib-{__version__}-py3-none-any.whl").write_bytes(b"")
+    needs = ChapterNeeds(("nets",), ("a_module_that_is_not_there",), ())
+    r = _run_cell(tmp_path, install_source(None, None, needs), PYODIDE)
+    out = r.stdout.split("CALLS", 1)[-1]
+    assert out.startswith(" [] ERROR RuntimeError"), r.stdout[-2000:] + r.stderr
+    assert "cannot run in the browser (Pyodide)" in out, out

@@ -237,8 +237,11 @@ def test_make_release_files_have_one_version_and_checksums(dist, tmp_path):
     nbdir = folder / f"{NAME}-{v}-notebooks"
     assert sorted(p.name for p in nbdir.iterdir()) == sorted(
         [f"attnlib-{v}-py3-none-any.whl", "open_problems.ipynb"]
-        + ["open_problems-student.ipynb"]
+        + ["open_problems-student.ipynb", "models"]
     )
+    # the trained weights that Chapter 7 reads, beside the notebooks, as shipped
+    for model in (ROOT / "book" / "models").iterdir():
+        assert (nbdir / "models" / model.name).read_bytes() == model.read_bytes()
     cell = "".join(
         json.loads((nbdir / "open_problems.ipynb").read_text())["cells"][0]["source"]
     )
