@@ -6,8 +6,10 @@ write their parameters as ``name = value`` (``beta = 3.85``, ``t = 2.0``, ``λ =
 For every frame and every numeric control named in the figure, the number the
 control's label shows must be the number the figure writes, and the control must
 hold the grid value exactly (a slider that snapped or clamped it would draw another
-frame). The widgets are those the chapters display (all of them, checked below), at
-the small sizes of ``tests/test_widgets_static.py``.
+frame). The rule is :func:`tests.helpers.label_failures`; it is applied to every
+widget the chapters display in ``tests/test_widgets_static.py``, on the frames of
+its static display (drawn once for both checks). Here: a defect it catches, and
+that every explorer of the chapters is among those checked.
 """
 
 from __future__ import annotations
@@ -19,95 +21,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import pytest  # noqa: E402
-from matplotlib.text import Text  # noqa: E402
 
 from attnlib.widgets import _static  # noqa: E402
 
+from .helpers import label_failures  # noqa: E402
 from .test_widgets_static import FACTORIES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-# the names a figure writes for a control's label
-NAMES = {
-    "β": ("beta", "β", r"\beta"),
-    "λ": ("lam", "lambda", "λ", r"\lambda"),
-    "t": ("t",),
-    "time": ("t",),
-    "d": ("d",),
-    "n": ("n",),
-    "log₂ β": ("beta",),  # the figure writes beta = 2 ** label
-}
-# controls whose figure writes another quantity: the gaussian widget's frame index
-# (the figure writes the time of that frame)
-NOT_WRITTEN = {("gaussian_widget", "frame")}
-PAIR = re.compile(r"(\\?[A-Za-zλβ]+)\s*=\s*(-?\d+(?:\.\d+)?(?:e-?\d+)?)")
-
-
-def _written(texts: list[str]) -> dict[str, set[float]]:
-    found: dict[str, set[float]] = {}
-    for text in texts:
-        for name, value in PAIR.findall(text.replace("$", "")):
-            found.setdefault(name, set()).add(float(value))
-    return found
-
-
-def label_failures(spec, name: str) -> tuple[list[str], int]:
-    """Frames whose controls show another value than the figure was drawn for;
-    and the number of (frame, control) pairs compared."""
-    frames: list[tuple[list, dict[str, set[float]]]] = []
-    real = _static._png
-
-    def record(fig, dpi):
-        texts = [t.get_text() for t in fig.findobj(Text) if t.get_text().strip()]
-        frames.append(([a.control.value for a in spec.axes], _written(texts)))
-        return real(fig, dpi)
-
-    _static._png = record
-    try:
-        _static.render_frames(spec)
-    finally:
-        _static._png = real
-    import itertools
-
-    combos = list(itertools.product(*(range(len(a.values)) for a in spec.axes)))
-    failures, compared = [], 0
-    for combo, (held, written) in zip(combos, frames):
-        for axis, i, value in zip(spec.axes, combo, held):
-            label, want = axis.text(axis.values[i]), axis.values[i]
-            where = f"{name}: {axis.label} = {label}"
-            if value != want:
-                failures.append(f"{where}: the control holds {value!r}, not {want!r}")
-            if not axis.numeric or (name, axis.label) in NOT_WRITTEN:
-                continue
-            shown = float(label)
-            if axis.label == "log₂ β":
-                shown = 2.0**shown
-            names = NAMES.get(axis.label, (axis.label,))
-            drawn = set().union(*(written.get(n, set()) for n in names))
-            if not drawn:
-                failures.append(f"{where}: the figure does not write {axis.label}")
-                continue
-            compared += 1
-            if shown not in drawn:
-                failures.append(
-                    f"{where}: the frame is drawn for {sorted(drawn)} (its figure)"
-                )
-    return failures, compared
-
-
-@pytest.mark.slow  # every frame of eleven explorers: minutes on a busy machine
-@pytest.mark.parametrize("name", sorted(FACTORIES))
-def test_every_control_shows_the_value_its_frame_used(name):
-    spec = FACTORIES[name]().static
-    failures, compared = label_failures(spec, name)
-    assert failures == [], "\n".join(failures[:10])
-    numeric = [
-        a
-        for a in spec.axes
-        if a.numeric and (name, a.label) not in NOT_WRITTEN and len(a.values) > 1
-    ]
-    if numeric:
-        assert compared >= len(numeric), (name, compared)
 
 
 def test_every_explorer_of_the_chapters_is_checked():

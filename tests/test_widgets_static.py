@@ -38,6 +38,8 @@ from attnlib.widgets.frontiers import (  # noqa: E402
 from attnlib.widgets.gaussian import gaussian_widget  # noqa: E402
 from attnlib.widgets.modelling import sphere_explorer  # noqa: E402
 
+from .helpers import NOT_WRITTEN, label_failures, recording_labels  # noqa: E402
+
 VIEW = "application/vnd.jupyter.widget-view+json"
 DATA = re.compile(r'class="attnlib-explorer-data">(.*?)</script>', re.S)
 
@@ -108,17 +110,29 @@ def test_live_display_is_the_widget(case, monkeypatch):
     assert VIEW in data and "text/html" not in data
 
 
-@pytest.mark.slow
-def test_static_display_is_an_explorer_whose_controls_all_act(case, monkeypatch):
-    monkeypatch.setenv(STATIC_ENV, "1")
+@pytest.fixture(scope="module")
+def static(case):
+    """The explorer's static display, drawn once for the two tests that read it:
+    the values of its controls before and after, the bundle, and for each frame
+    the values its controls held and the numbers its figure wrote."""
     name, box = case
     spec = box.static
     before = [a.control.value for a in spec.axes]
-    bundle = box._repr_mimebundle_()
+    with pytest.MonkeyPatch.context() as mp, recording_labels(spec) as frames:
+        mp.setenv(STATIC_ENV, "1")
+        bundle = box._repr_mimebundle_()
+    after = [a.control.value for a in spec.axes]
+    return spec, before, after, bundle, frames
+
+
+@pytest.mark.slow
+def test_static_display_is_an_explorer_whose_controls_all_act(case, static):
+    name, _ = case
+    spec, before, after, bundle, _ = static
     assert VIEW not in bundle, "no widget view: it would be a dead control"
     assert set(bundle) == {"text/html", "image/png", "text/plain"}
     # the live controls are left as they were
-    assert [a.control.value for a in spec.axes] == before
+    assert after == before
     page = bundle["text/html"]
     data = json.loads(DATA.search(page).group(1))
     sizes = [len(a["labels"]) for a in data["axes"]]
@@ -160,6 +174,24 @@ def test_static_display_is_an_explorer_whose_controls_all_act(case, monkeypatch)
     assert all(c.get("id") in parser.labels for c in parser.inputs)
     assert parser.img_alt and len(parser.img_alt) > 60
     assert f'src="{default_uri}"' in page
+
+
+@pytest.mark.slow  # every frame of eleven explorers: minutes on a busy machine
+def test_every_control_shows_the_value_its_frame_used(case, static):
+    """While the frames were drawn, each numeric control showed the number its
+    figure writes (``beta = 3.85``, ``t = 2.0``), and held the grid value exactly
+    (``tests/test_explorer_labels.py`` has the rule and a failing example)."""
+    name, _ = case
+    spec, _, _, _, frames = static
+    failures, compared = label_failures(spec, name, frames)
+    assert failures == [], "\n".join(failures[:10])
+    numeric = [
+        a
+        for a in spec.axes
+        if a.numeric and (name, a.label) not in NOT_WRITTEN and len(a.values) > 1
+    ]
+    if numeric:
+        assert compared >= len(numeric), (name, compared)
 
 
 def test_explorer_note_names_the_controls_that_need_a_kernel(monkeypatch):
