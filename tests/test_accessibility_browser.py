@@ -19,7 +19,8 @@ pytestmark = [
     ),
 ]
 
-# the two modes as pydata-sphinx-theme switches them: html[data-theme]
+# the two modes as pydata-sphinx-theme switches them: html[data-theme], with a slow
+# transition between them (axe must read the final colours, not those on the way)
 STYLE = """
 html[data-theme="light"] body { background: #ffffff; color: #222222; }
 html[data-theme="dark"] body { background: #121212; color: #ced6dd; }
@@ -27,6 +28,7 @@ html[data-theme="light"] a { color: #0a58ca; }
 html[data-theme="dark"] a { color: #79b8ff; }
 html[data-theme="light"] .note { color: #555555; }
 html[data-theme="dark"] .note { color: #9ca4af; }
+body, a, .note { transition: color 3s, background-color 3s; }
 """
 GOOD = """
 <p>As shown by <a href="#ref">Geshkovski et al. (2023)</a>, the particles cluster.</p>

@@ -162,9 +162,19 @@ _AXE_RUN = """async ([impacts, only]) => {
       ? " (" + n.any[0].message.split(". ")[0].slice(0, 140) + ")" : ""))]);
 }"""
 
-_SET_THEME = """(theme) => {
+# the theme's colours change with a short CSS transition: with transitions off the
+# page has its final colours once the style is recomputed (two frames later), instead
+# of after a wait long enough for any transition
+_SET_THEME = """async (theme) => {
+  if (!document.getElementById("check-no-transitions")) {
+    const style = document.createElement("style");
+    style.id = "check-no-transitions";
+    style.textContent = "*, *::before, *::after { transition: none !important; }";
+    document.head.appendChild(style);
+  }
   document.documentElement.dataset.theme = theme;
   document.documentElement.dataset.mode = theme;
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
   return getComputedStyle(document.body).backgroundColor;
 }"""
 
@@ -172,7 +182,6 @@ _SET_THEME = """(theme) => {
 def set_theme(page: Any, theme: str) -> None:
     """Show an open page in the theme's light or dark mode, as its switch does."""
     page.evaluate(_SET_THEME, theme)
-    page.wait_for_timeout(400)  # the theme's colours change with a short transition
 
 
 # the rules whose outcome depends on the colours: the only ones run again in the
@@ -216,16 +225,14 @@ def accessibility_pages(pages: list[Path], chromium: str) -> list[str]:
             executable_path=chromium, args=["--no-sandbox", "--disable-gpu"]
         )
         try:
+            # one tab, which opens each page in turn (each load is a new document)
+            page = browser.new_page(viewport={"width": WIDTHS[0], "height": 900})
+            page.set_default_timeout(LOAD_TIMEOUT)
+            page.route("http*://**", lambda route: route.abort())
             for path in pages:
-                page = browser.new_page(viewport={"width": WIDTHS[0], "height": 900})
-                page.set_default_timeout(LOAD_TIMEOUT)
-                page.route("http*://**", lambda route: route.abort())
-                try:
-                    page.goto(path.as_uri(), wait_until="load")
-                    page.evaluate(_MATHJAX_DONE)
-                    failures += [f"{path.name}: {f}" for f in accessibility(page, axe)]
-                finally:
-                    page.close()
+                page.goto(path.as_uri(), wait_until="load")
+                page.evaluate(_MATHJAX_DONE)
+                failures += [f"{path.name}: {f}" for f in accessibility(page, axe)]
         finally:
             browser.close()
     return failures
