@@ -44,6 +44,9 @@ TAG = f"grading-attack-process-{os.getpid()}"
 # CPU seconds per notebook: a solution needs about 2 here (a machine ten times
 # slower passes); the endless loop of one attack burns all of them
 LIMITS = sandbox.Limits(cpu=20, wall_s=400)
+# the attacks (and the copies of the solution among them, which need about 3 s):
+# those that run until the limit burn it twice (two sandboxes), at each grading
+ATTACK_LIMITS = sandbox.Limits(cpu=12, wall_s=400)
 SLOW_MARKS = [
     pytest.mark.slow,
     pytest.mark.skipif(SLUG not in builds.SLUGS, reason="COURSEWORK_ONLY"),
@@ -204,7 +207,9 @@ def attacked(a1, tmp_path_factory) -> dict:
     malformed = _malformed(folder, solution, student)
     # the victim's feedback of an earlier run, which an attack tries to rewrite
     (out / "feedback").mkdir(parents=True)
-    grades = cwgrade.grade(SLUG, folder, build_root=a1, out=out, jobs=2, limits=LIMITS)
+    grades = cwgrade.grade(
+        SLUG, folder, build_root=a1, out=out, jobs=2, limits=ATTACK_LIMITS
+    )
     time.sleep(5)  # longer than the delayed writers of the attacks wait
     return {
         "grades": {g.student: g for g in grades},
@@ -305,7 +310,12 @@ def test_regrading_keeps_the_hand_graded_column_and_earlier_results(attacked, ca
     (folder / "no_code.ipynb").write_bytes((folder / "victim.ipynb").read_bytes())
     capsys.readouterr()
     grades = cwgrade.grade(
-        SLUG, folder, build_root=attacked["build"], out=out, jobs=2, limits=LIMITS
+        SLUG,
+        folder,
+        build_root=attacked["build"],
+        out=out,
+        jobs=2,
+        limits=ATTACK_LIMITS,
     )
     err = capsys.readouterr().err
     # the corrected notebook, and those that failed or ran out of time (never kept)
