@@ -248,15 +248,25 @@ def plot_wendel(
     return fig
 
 
+# the y-label of plot_decay: the cone's diameter (a constant, not the default in the
+# signature, which the library reference would print as raw TeX)
+DIAMETER_LABEL = r"$1 - \min_{i,j}\langle x_i, x_j\rangle$"
+
+
 def plot_decay(
     times: np.ndarray,
     curves: Mapping[str, np.ndarray],
     *,
     rate: float | None = 2.0,
-    ylabel: str = r"$1 - \min_{i,j}\langle x_i, x_j\rangle$",
+    ylabel: str | None = None,
     title: str = "",
 ):
-    """Decaying quantities on a log scale with a reference slope ``e^{-rate t}``."""
+    r"""Decaying quantities on a log scale with a reference slope ``e^{-rate t}``.
+
+    ``ylabel`` defaults to the cone's diameter :math:`1 - \min_{i,j}\langle x_i,
+    x_j\rangle`."""
+    if ylabel is None:
+        ylabel = DIAMETER_LABEL
     fig, ax = plt.subplots(figsize=(6, 3.4))
     for c, (lab, y) in enumerate(curves.items()):
         ax.semilogy(times, np.maximum(y, 1e-300), color=f"C{c}", label=lab)
