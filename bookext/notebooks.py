@@ -27,7 +27,6 @@ the wheel that the book's site ships (:mod:`bookext.downloads`, at the address
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import re
 import sys
@@ -40,7 +39,7 @@ from dataclasses import dataclass
 
 from attnlib._version import __version__
 
-from .downloads import DATA_DIRS, DOWNLOADS, SDIST, WHEEL, write_downloads  # noqa: F401
+from .downloads import DATA_DIRS, DOWNLOADS, SDIST, WHEEL, sha256, write_downloads  # noqa: F401
 from .plainmd import Index, book_index, convert, macros  # noqa: F401
 
 try:  # inside Sphinx: its logger (a warning would fail the -W build)
@@ -297,8 +296,7 @@ def chapter_needs(source: Path) -> ChapterNeeds:
         if re.search(rf"""Path\(["']{folder}["']\)""", text):
             for f in sorted((source.parent / folder).glob("*")):
                 if f.is_file():
-                    digest = hashlib.sha256(f.read_bytes()).hexdigest()
-                    data.append((f"{folder}/{f.name}", digest))
+                    data.append((f"{folder}/{f.name}", sha256(f)))
     return ChapterNeeds(tuple(extras), tuple(modules), tuple(data))
 
 
