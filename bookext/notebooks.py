@@ -234,6 +234,12 @@ def strip_solutions(text: str) -> str:
             raise ValueError(f"a {{solution-end}} without its start, line {i + 1}")
         j = i + 1
         if kind == "solution-start":
+            # the cell break that hides the solution in JupyterLab (tools.lab_view)
+            k = len(out)
+            while k and (not out[k - 1].strip() or out[k - 1].startswith("% ")):
+                k -= 1
+            if k and out[k - 1].startswith("+++ "):
+                del out[k - 1 :]
             while j < len(lines) and not END.match(lines[j]):
                 j += 1
             if j == len(lines):
@@ -243,9 +249,14 @@ def strip_solutions(text: str) -> str:
         while j < len(lines) and lines[j].rstrip() != marker:
             j += 1
         i = j + 1
-        # the blank lines around a dropped block collapse into one
+        # the blank lines around a dropped block collapse into one, and the cell
+        # break after a solution goes with it
         while i < len(lines) and not lines[i].strip() and out and not out[-1].strip():
             i += 1
+        if kind == "solution-start" and i < len(lines) and lines[i].rstrip() == "+++":
+            i += 1
+            while i < len(lines) and not lines[i].strip():
+                i += 1
     return "".join(out)
 
 
@@ -388,6 +399,10 @@ def _plain_cells(nb: Any, page: str, index: Index, reader: bool) -> None:
     _STATE["label"] = None
     cells = []
     for cell in nb.cells:
+        if cell.cell_type == "markdown" and "remove-cell" in cell.metadata.get(
+            "tags", []
+        ):  # as on the book's pages (the frontmatter for JupyterLab: tools.lab_view)
+            continue
         if cell.cell_type != "markdown":
             if _STATE["label"] is not None and cell.cell_type == "code":
                 cell.metadata.setdefault("jupyter", {}).update(
@@ -400,6 +415,8 @@ def _plain_cells(nb: Any, page: str, index: Index, reader: bool) -> None:
             continue
         for text, label in _solution_segments(cell.source):
             plain = convert(text, index, page)
+            if not plain.strip():  # e.g. a MyST comment and a solution's end
+                continue
             new = nbformat.v4.new_markdown_cell(plain)
             if label is not None:
                 target = index.targets.get(label)

@@ -29,6 +29,8 @@ PLAIN_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 OPTION = re.compile(r"^:([\w-]+):[ \t]*(.*)$")
 ROLE = re.compile(r"\{([\w:-]+)\}`([^`]*)`")
 TARGET = re.compile(r"^\(([\w:.-]+)\)=\s*$")
+# a MyST comment line (``% ...``): nothing for a reader
+COMMENT = re.compile(r"^%(\s|$)")
 DOLLAR_LABEL = re.compile(r"^(\s*\$\$.*\$\$)\s*\(([\w:.-]+)\)\s*$")
 EXPLICIT = re.compile(r"^(.*?)\s*<([^<>]+)>$")
 
@@ -294,6 +296,9 @@ def convert(text: str, index: Index, page: str, macros: bool = True) -> str:
             out.extend(lines[i : j + 1])
             i = j + 1
             continue
+        if COMMENT.match(line):
+            i += 1
+            continue
         t = TARGET.match(line)
         if t:
             out.append(_anchor(t.group(1)))
@@ -316,6 +321,7 @@ def convert(text: str, index: Index, page: str, macros: bool = True) -> str:
             or PLAIN_FENCE.match(lines[i])
             or TARGET.match(lines[i])
             or DOLLAR_LABEL.match(lines[i])
+            or COMMENT.match(lines[i])
         ):
             prose.append(lines[i])
             i += 1
