@@ -96,12 +96,18 @@ ROOT_FLAG    := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # binder/overrides.json (Binder uses it too): no autosave, so running a chapter never
 # rewrites its .md; jupytext.toml keeps a save that changes nothing from changing it.
+# binder/labextensions (Binder installs it too): the book's citations with the labels
+# of its bibliography (tools/lab_citations.py). The chapters carry the rest: the
+# macros and the folded solutions (tools/lab_view.py).
+LAB_FLAGS := --ServerApp.root_dir=$(CURDIR) \
+  --LabApp.extra_labextensions_path=$(CURDIR)/binder/labextensions $(ROOT_FLAG)
+
 $(LAB_SETTINGS): $(STAMP) binder/overrides.json
 	mkdir -p $(dir $@)
 	cp binder/overrides.json $@
 
 lab: $(STAMP) $(LAB_SETTINGS)
-	PATH="$(BIN):$$PATH" $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) $(ROOT_FLAG)
+	PATH="$(BIN):$$PATH" $(BIN)/jupyter lab $(LAB_FLAGS)
 
 clean:
 	rm -rf _build

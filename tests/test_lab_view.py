@@ -4,6 +4,8 @@ hidden. The browser checks the result in ``test_lab_browser.py``."""
 
 from __future__ import annotations
 
+import re
+
 import jupytext
 import pytest
 import yaml
@@ -76,3 +78,30 @@ def test_notebooks_and_student_text_leave_the_lab_cells_out(source):
 
 def _frontmatter_cell() -> list[str]:
     return [lab_view.FRONTMATTER_MARK, "", *lab_view.frontmatter(MACROS), "", "+++"]
+
+
+def test_the_citations_extension_is_current():
+    from tools import lab_citations
+
+    assert lab_citations.main(["--check"]) == 0, "run python -m tools.lab_citations"
+    script = (lab_citations.FOLDER / "static" / "remoteEntry.js").read_text()
+    labels = lab_citations.citations()
+    assert labels["GLPR2023"]["names"] == "Geshkovski et al."
+    assert f'"{lab_citations.NAME}"' in script and "Citation Not Found" in script
+
+
+def test_cite_t_has_one_key_at_a_time():
+    # the extension tells {cite:t}`a` from {cite}`a,b` by the number of keys
+    for source in CHAPTERS:
+        for keys in re.findall(r"\{cite:t\}`([^`]*)`", source.read_text("utf-8")):
+            assert "," not in keys and ";" not in keys, (source.name, keys)
+
+
+def test_make_lab_serves_the_extension():
+    makefile = (lab_view.ROOT / "Makefile").read_text()
+    assert (
+        "--LabApp.extra_labextensions_path=$(CURDIR)/binder/labextensions" in makefile
+    )
+    assert (
+        "binder/labextensions" in (lab_view.ROOT / "binder" / "postBuild").read_text()
+    )
