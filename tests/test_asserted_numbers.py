@@ -95,7 +95,10 @@ def prose_numbers(text: str) -> list[tuple[str, set[float]]]:
 
 def code_literals(source: str) -> tuple[set[float], set[float]]:
     """Numeric literals of a cell: (all of them, those inside assert statements)."""
-    lines = [ln for ln in source.splitlines() if not OPTION.match(ln)]
+    lines = source.splitlines()
+    if lines and lines[0].strip() == "---":  # the options as a YAML block
+        lines = lines[lines.index("---", 1) + 1 :]
+    lines = [ln for ln in lines if not OPTION.match(ln)]
     code = "\n".join(ln for ln in lines if not ln.lstrip().startswith(("%", "!")))
     toks = [
         t

