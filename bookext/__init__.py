@@ -11,7 +11,8 @@ chapters beside the pages and links them (:mod:`bookext.notebooks`); for the PDF
 players print their last frame and solutions are left out (:mod:`bookext.latex`);
 its search finds words with or without their diacritics (:mod:`bookext.search`),
 the cells that assert a result are folded behind "Show the check"
-(:mod:`bookext.folding`), and the bibliography is labelled by author and year, as the
+(:mod:`bookext.folding`), figures keep their text legible on a phone
+(:mod:`bookext.legible`), and the bibliography is labelled by author and year, as the
 text cites it (:mod:`bookext.bibstyle`).
 """
 
@@ -27,6 +28,7 @@ from . import bibstyle
 from .apiref import escape_type_stars, link_citations, resolve_reexport, write_pages
 from .folding import FoldChecks
 from .launch import colab_link, launch_config
+from .legible import legible_figures
 from .latex import Appendices, DropSolutions, PlayerFrames, latex_macros
 from .notebooks import add_links, build_finished
 from .search import SearchEnglishFolded
@@ -79,6 +81,7 @@ def setup(app: Any) -> dict:
     # after myst-nb (500) has added the page's scripts
     app.connect("html-page-context", externalise_frames, priority=900)
     app.connect("html-page-context", add_links)
+    app.connect("html-page-context", legible_figures)
     app.connect("html-page-context", colab_link, priority=900)
     app.connect("build-finished", build_finished)
     app.add_transform(PlayerFrames)

@@ -10,6 +10,10 @@ words). A cell that already has a folding tag (``hide-input``, ``hide-output``,
 ``hide-cell``) keeps it, and the label of a check (``(mod-check-exist)=``) stays
 above the control, so the links of the list of results land on it. The PDF prints
 every cell.
+
+The chapters' notebooks fold the same cells (:func:`bookext.notebooks.fold_cells`)
+with the rules written here once: :func:`asserts`, :func:`text_only` on the mime
+types of the outputs the page shows, and :func:`tag_folds` for the tags.
 """
 
 from __future__ import annotations
@@ -22,6 +26,24 @@ from sphinx.transforms import SphinxTransform
 
 SHOW = "Show the check"
 HIDE = "Hide the check"
+# myst-nb's folding tags and the parts of a cell each folds on the pages
+HIDE_TAGS = {
+    "hide-input": {"input"},
+    "hide-output": {"output"},
+    "hide-cell": {"input", "output"},
+}
+TEXT = "text/plain"
+
+
+def tag_folds(tags: list[str] | set[str]) -> set[str]:
+    """The parts of a code cell (``"input"``, ``"output"``) its tags fold."""
+    return set().union(*(HIDE_TAGS.get(t, set()) for t in tags))
+
+
+def text_only(mime_types: list[str] | set[str]) -> bool:
+    """Whether outputs of these mime types are text only (a check folds): no
+    image, no HTML (an explorer, a player, a progress bar), no rich output."""
+    return all(m == TEXT for m in mime_types)
 
 
 def asserts(source: str) -> bool:
@@ -40,7 +62,7 @@ def _text_only(output: nodes.Element) -> bool:
         if isinstance(node, (nodes.image, nodes.raw, nodes.figure)):
             return False
         mime = node.get("mime_type")
-        if mime is not None and mime != "text/plain":
+        if mime is not None and not text_only([mime]):
             return False
     return True
 

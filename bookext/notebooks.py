@@ -17,8 +17,8 @@ Their markdown is plain CommonMark (:mod:`bookext.plainmd`): roles, directives a
 the book's TeX macros become links to the book's pages, bold theorem headings and
 expanded TeX, so that they read well in JupyterLab, Jupyter, Colab or a notebook
 viewer; in the reader's notebook the solutions fold (``<details>``, hidden code);
-in both, proofs fold (open at first) and the cells that assert a result are folded
-(:func:`fold_checks`), as on the book's pages.
+in both, proofs fold (open at first), and the cells the book's pages fold are
+folded (:func:`fold_cells`): the checks, and the cells tagged ``hide-input``.
 Both start with a cell that makes attnlib importable (:func:`install_source`): from
 the wheel that the book's site ships (:mod:`bookext.downloads`, at the address
 ``html.baseurl`` of ``_config.yml``), never by name from a package index.
@@ -405,12 +405,7 @@ def _plain_cells(nb: Any, page: str, index: Index, reader: bool) -> None:
             continue
         if cell.cell_type != "markdown":
             if _STATE["label"] is not None and cell.cell_type == "code":
-                cell.metadata.setdefault("jupyter", {}).update(
-                    {"source_hidden": True, "outputs_hidden": True}
-                )
-                tags = cell.metadata.setdefault("tags", [])
-                if "solution" not in tags:
-                    tags.append("solution")
+                fold(cell, {"input", "output"}, SOLUTION_TAG)
             cells.append(cell)
             continue
         for text, label in _solution_segments(cell.source):
@@ -429,45 +424,65 @@ def _plain_cells(nb: Any, page: str, index: Index, reader: bool) -> None:
     if _STATE["label"] is not None:
         raise ValueError(f"{page}: a {{solution-start}} without its end")
     if not reader:
-        assert all("solution" not in c.metadata.get("tags", []) for c in cells)
+        assert all(SOLUTION_TAG not in c.metadata.get("tags", []) for c in cells)
     nb.cells = cells
 
 
 CHECK_TAG = "check"
+SOLUTION_TAG = "solution"
 
 
-def _text_outputs(cell: Any) -> bool:
-    """Whether a code cell's outputs are text only (no figure, no HTML, no widget)."""
-    for out in cell.get("outputs", []):
-        if set(out.get("data", {})) - {"text/plain"}:
-            return False
-    return True
+def fold(cell: Any, parts: set[str], tag: str | None = None) -> None:
+    """Fold parts of a code cell (``"input"``, ``"output"``) as JupyterLab and
+    Notebook 7 do (``jupyter.source_hidden``, ``jupyter.outputs_hidden``: a bar
+    opens them), and tag it ``tag``: the solutions, the checks and the cells tagged
+    ``hide-input``, ``hide-output`` or ``hide-cell`` fold with it."""
+    hidden = cell.metadata.setdefault("jupyter", {})
+    if "input" in parts:
+        hidden["source_hidden"] = True
+    if "output" in parts:
+        hidden["outputs_hidden"] = True
+    tags = cell.metadata.get("tags", [])
+    if tag is not None and tag not in tags:
+        cell.metadata["tags"] = [*tags, tag]
 
 
-def fold_checks(nb: Any) -> int:
-    """Fold the code cells that assert a result, as the book's pages do
-    (:mod:`bookext.folding`): their code and outputs hidden
-    (``jupyter.source_hidden``, ``jupyter.outputs_hidden``; JupyterLab and Notebook 7
-    show a bar that opens them) and the tag ``check``. A cell that shows a figure, an
-    explorer or a player stays open; so does a solution's code (folded already). The
+def shown_mime_types(cell: Any) -> set[str]:
+    """The mime types of a code cell's outputs as the page shows them (none for a
+    cell tagged ``remove-output``); a stream is text."""
+    tags = cell.metadata.get("tags", [])
+    if "remove-output" in tags or "remove-cell" in tags:
+        return set()
+    return {m for out in cell.get("outputs", []) for m in out.get("data", {})}
+
+
+def fold_cells(nb: Any) -> int:
+    """Fold the code cells that the book's pages fold (:mod:`bookext.folding`),
+    from the outputs of the build (before the notebook drops any): a cell tagged
+    ``hide-input``, ``hide-output`` or ``hide-cell`` folds those parts; a cell that
+    asserts a result and shows text only folds whole with the tag ``check`` (a cell
+    that shows a figure, an explorer, a player or a progress bar stays open, as on
+    the page). A solution's code is folded already (:func:`_plain_cells`). The
     label of a check is the anchor at the end of the markdown cell above it, which
     stays open, so a link to the check lands just above it. Returns the number of
-    folded cells."""
-    from .folding import asserts
+    folded checks."""
+    from .folding import asserts, tag_folds, text_only
 
     n = 0
     for cell in nb.cells:
         tags = cell.metadata.get("tags", [])
-        if cell.cell_type != "code" or "solution" in tags:
+        if cell.cell_type != "code" or SOLUTION_TAG in tags:
             continue
-        if not asserts(cell.source) or not _text_outputs(cell):
-            continue
-        cell.metadata.setdefault("jupyter", {}).update(
-            {"source_hidden": True, "outputs_hidden": True}
-        )
-        if CHECK_TAG not in tags:
-            cell.metadata["tags"] = [*tags, CHECK_TAG]
-        n += 1
+        parts = tag_folds(tags)
+        if parts:
+            fold(cell, parts)
+        elif (
+            "remove-input" not in tags
+            and asserts(cell.source)
+            and text_only(shown_mime_types(cell))
+        ):
+            fold(cell, {"input", "output"}, CHECK_TAG)
+            n += 1
     return n
 
 
@@ -483,7 +498,13 @@ def _finish(nb: Any, source: Path, config: Settings, reader: bool) -> Any:
     index = config.index or book_index(ROOT, toc_pages(ROOT), config.book_url or "")
     page = f"{source.parent.name}/{source.stem}"
     _plain_cells(nb, page, index, reader)
-    fold_checks(nb)
+    fold_cells(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and reader:
+            kept = [_keep_output(o) for o in cell.get("outputs", [])]
+            cell.outputs = [o for o in kept if o is not None]
+        elif cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
     nb.cells.insert(0, _first_cell(config, chapter_needs(source)))
     nb.nbformat, nb.nbformat_minor = 4, 5
     for k, cell in enumerate(nb.cells):
@@ -497,29 +518,46 @@ def reader_notebook(
 ) -> Any:
     """The executed chapter (outputs of the build's execution cache; without
     ``build``, the chapter with no outputs)."""
+    return _finish(executed(source, build), source, config or settings(), reader=True)
+
+
+def executed(source: Path, build: Path | None, source_map: bool = False) -> Any:
+    """The chapter with the outputs of the build's execution cache, as the page
+    shows them (without ``build``, with no outputs; with ``source_map``, the line
+    of each cell in ``metadata.source_map``). A ``KeyError`` says that the cache
+    holds no execution of the chapter's current code."""
     from jupyter_cache import get_cache
     from myst_nb.core.read import read_myst_markdown_notebook
 
-    nb = read_myst_markdown_notebook(source.read_text(encoding="utf-8"), path=source)
-    merged = nb
-    if build is not None:
-        cache = get_cache(str(build / ".jupyter_cache"))
-        _, merged = cache.merge_match_into_notebook(nb)
-    for cell in merged.cells:
-        if cell.cell_type == "code":
-            kept = [_keep_output(o) for o in cell.get("outputs", [])]
-            cell.outputs = [o for o in kept if o is not None]
-    return _finish(merged, source, config or settings(), reader=True)
+    text = source.read_text(encoding="utf-8")
+    nb = read_myst_markdown_notebook(text, add_source_map=source_map, path=source)
+    if build is None:
+        return nb
+    _, merged = get_cache(str(build / ".jupyter_cache")).merge_match_into_notebook(nb)
+    return merged
 
 
-def student_notebook(source: Path, config: Settings | None = None) -> Any:
-    """The chapter without the solutions of its exercises, without outputs."""
+def student_notebook(
+    source: Path, config: Settings | None = None, build: Path | None = None
+) -> Any:
+    """The chapter without the solutions of its exercises, without outputs. Its
+    cells fold as on the page (:func:`fold_cells`), decided on the outputs of the
+    build's execution cache in ``build``; without it, every cell that asserts is a
+    folded check."""
     import jupytext
 
     nb = jupytext.reads(strip_solutions(source.read_text(encoding="utf-8")), "md")
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
+    if build is not None:
+        # the student's code cells are the reader's, but the solutions, in order
+        run = executed(source, build)
+        done = iter(c for c in run.cells if c.cell_type == "code")
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            for other in done:
+                if other.source == cell.source:
+                    cell.outputs = other.get("outputs", [])
+                    break
     return _finish(nb, source, config or settings(), reader=False)
 
 
@@ -549,9 +587,11 @@ def write_notebooks(
     for source in chapters(root):
         if only is not None and source.stem not in only:
             continue
+        reader = reader_notebook(source, build, config)
+        student = student_notebook(source, config, build)
         for path, nb in (
-            (out / f"{source.stem}.ipynb", reader_notebook(source, build, config)),
-            (out / f"{source.stem}-student.ipynb", student_notebook(source, config)),
+            (out / f"{source.stem}.ipynb", reader),
+            (out / f"{source.stem}-student.ipynb", student),
         ):
             nbformat.write(nb, path)
             written.append(path)

@@ -10,7 +10,7 @@ import nbformat  # noqa: E402
 import pytest  # noqa: E402
 from nbclient import NotebookClient  # noqa: E402
 
-from attnlib.viz import describe  # noqa: E402
+from attnlib.viz import describe, smallest_text  # noqa: E402
 from bookext.static import IPYTHONDIR  # noqa: E402
 
 CELLS = [
@@ -63,6 +63,28 @@ def test_a_figure_displayed_by_the_cell_is_described(executed):
         "Figure: Two views. 2 panels. 1: untitled panel (y: energy). "
         "2: untitled panel (2 points)."
     )
+
+
+def test_the_png_of_a_figure_records_its_smallest_text(executed):
+    """The inline backend's PNG of each figure records the height, in its pixels,
+    of its smallest text (bookext/legible.py and the page check read it): the
+    tick labels and the legend, at the inline backend's dpi."""
+    import base64
+
+    import matplotlib as mpl
+
+    for cell in executed.cells[:2]:
+        (data,) = _figures(cell)
+        png = base64.b64decode(data["image/png"])
+        text = smallest_text(png)
+        assert text is not None, cell.source
+        # the figures draw their texts at matplotlib's default sizes (10 pt, tick
+        # labels "medium"); the inline backend draws them at 100 dpi
+        small = min(
+            mpl.font_manager.font_scalings.get(mpl.rcParams[k], 1.0)
+            for k in ("xtick.labelsize", "legend.fontsize")
+        )
+        assert text == pytest.approx(10 * small * 100 / 72, abs=0.01)
 
 
 def test_describe_names_titles_axes_curves_and_legend():

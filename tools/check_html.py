@@ -43,7 +43,12 @@ of the chapters are read from the execution cache next to the HTML directory
    the light or the dark mode of the theme (on every page of the edition), every control
    of every static explorer changes its figure; at 390 px the sidebar toggle opens the
    table of contents, wide equations scroll in their box with the number clear of the
-   formula, nothing is wider than the screen. The weight of each page is printed.
+   formula, nothing is wider than the screen, and the smallest text of every figure
+   drawn by a chapter's code (:func:`figure_images`) is at least 9 px high on screen
+   (its PNG records that text's height in its pixels, :mod:`bookext.legible`; the
+   figure's width on screen over its width in pixels scales it; folded parts are
+   opened; the smallest of each page is printed). The weight of each page is
+   printed.
    After MathJax has run, no text of a chapter page outside the typeset formulas,
    code and scripts holds a TeX command or a pair of dollars (maths that Markdown
    cut, or that MathJax left alone); the other pages are read the same way without a
@@ -235,6 +240,25 @@ def notebook_failures(nb: dict, name: str) -> tuple[list[str], int]:
     return failures, n_images
 
 
+def figure_images(nb: dict) -> set[str]:
+    """File names of the images (``_images/<sha256>.png``, as myst-nb names them) of
+    the figures an executed notebook draws: its ``image/png`` outputs whose text
+    is a figure's (``Figure: ...``), each of which records the size of its
+    smallest text."""
+    import base64
+
+    names = set()
+    for cell in nb.get("cells", []):
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "image/png" in data and FIGURE_TEXT.search(
+                _text(data.get("text/plain", ""))
+            ):
+                png = base64.b64decode(_text(data["image/png"]))
+                names.add(hashlib.sha256(png).hexdigest() + ".png")
+    return names
+
+
 def chapter_notebook_failures(html: Path, sources: Path) -> list[str]:
     """What is wrong with the notebooks of a built book (the page check calls it):
     each chapter page links its two notebooks, the reader's shows an image for every
@@ -286,29 +310,29 @@ def executed_notebook(source: Path, build: Path) -> dict | None:
     writes it without outputs when it takes them from the cache.
     """
     import nbformat
-    from myst_nb.core.read import read_myst_markdown_notebook
 
-    text = source.read_text(encoding="utf-8")
-    nb = read_myst_markdown_notebook(text, add_source_map=True, path=source)
-    cache_dir = build / ".jupyter_cache"
-    if cache_dir.is_dir():
-        from jupyter_cache import get_cache
+    from bookext.notebooks import executed
 
+    if (build / ".jupyter_cache").is_dir():
         try:
-            _, merged = get_cache(str(cache_dir)).merge_match_into_notebook(nb)
+            return json.loads(nbformat.writes(executed(source, build, True)))
         except KeyError:
             return None
-        return json.loads(nbformat.writes(merged))
     copy = build / "jupyter_execute" / "book" / f"{source.stem}.ipynb"
     if not copy.exists():
         return None
-    executed = json.loads(copy.read_text(encoding="utf-8"))
-    executed.setdefault("metadata", {})["source_map"] = nb.metadata["source_map"]
-    return executed
+    nb = json.loads(copy.read_text(encoding="utf-8"))
+    lines = executed(source, None, True).metadata["source_map"]
+    nb.setdefault("metadata", {})["source_map"] = lines
+    return nb
 
 
-def static_failures(page: Path, build: Path, sources: Path) -> tuple[list[str], int]:
-    """Checks of one page that need no browser; also the images its DOM must hold."""
+def static_failures(
+    page: Path, build: Path, sources: Path, figures: dict | None = None
+) -> tuple[list[str], int]:
+    """Checks of one page that need no browser; also the images its DOM must hold
+    and, in ``figures[page]``, the file names of its figures
+    (:func:`figure_images`)."""
     name, text = page.name, page.read_text(encoding="utf-8")
     failures = []
     for tag in EXTERNAL.findall(text):
@@ -324,6 +348,8 @@ def static_failures(page: Path, build: Path, sources: Path) -> tuple[list[str], 
         else:
             nb_fail, n_images = notebook_failures(nb, name)
             failures += nb_fail
+            if figures is not None:
+                figures[page] = figure_images(nb)
             n_page = len(PAGE_IMAGE.findall(text))
             if n_page < n_images:
                 failures.append(
@@ -582,8 +608,9 @@ def main(root: Path, shots: Path | None = None) -> int:
         failures += stale_failures(text, rel, has_solutions)
         if page not in pages:  # the chapters are read in Chromium, after MathJax
             failures += prose_failures(text, rel)
+    figures: dict[Path, set[str]] = {}
     for page in pages:
-        page_fail, expected_img[page] = static_failures(page, build, sources)
+        page_fail, expected_img[page] = static_failures(page, build, sources, figures)
         failures += page_fail
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
@@ -617,7 +644,7 @@ def main(root: Path, shots: Path | None = None) -> int:
 
     failures += chapter_notebook_failures(root, sources)
 
-    browser_fail, weights = check_pages(pages, root, chromium, shots)
+    browser_fail, weights = check_pages(pages, root, chromium, shots, figures)
     failures += browser_fail
     # axe-core on every other page of the edition, in both modes of the theme
     # (not the theme's template fragments under _static/, which no reader opens)

@@ -10,9 +10,19 @@ import base64
 import html
 import io
 import re
+import struct
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["describe", "player_html"]
+__all__ = [
+    "describe",
+    "player_html",
+    "record_text_sizes",
+    "mark_text_size",
+    "smallest_text",
+]
 
 _EXTERNAL_LINK = re.compile(r"<link\b[^>]*href=\"(?:https?:)?//[^\"]*\"[^>]*>", re.S)
 _PLAYER_IMG = re.compile(r'<img id="(_anim_img\w+)">')
@@ -131,6 +141,144 @@ def describe(fig: Any) -> str:
             text += " (" + "; ".join(labels) + ")"
         parts.append((f"{k}: " if len(axes) > 1 else "") + text + ".")
     return " ".join(parts) or "An empty figure."
+
+
+# the key of the PNG text chunk that holds the height in pixels of a figure's smallest
+# text, as drawn in that PNG (empty: the figure draws no text)
+TEXT_KEY = "attnlib:smallest-text-px"
+_PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@contextmanager
+def record_text_sizes() -> Iterator[list[float]]:
+    """Record the size in pixels of every text matplotlib draws inside the block.
+
+    While the block runs, each visible, non-empty text drawn (titles, labels, tick
+    labels, legends, annotations) appends its font size converted to the pixels of
+    the image being drawn (``renderer.points_to_pixels``: the size in points times
+    the dpi over 72), so a figure saved as PNG gives the heights of its texts in
+    that PNG's pixels, whatever its dpi. Sub- and superscripts of mathtext, drawn
+    smaller, count at their text's size.
+
+    Yields
+    ------
+    list of float
+        The sizes, in the order drawn (filled while the block runs).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots(dpi=72)
+    >>> _ = ax.set_title("a title", fontsize=14)
+    >>> _ = ax.set_xticks([]); _ = ax.set_yticks([])
+    >>> with record_text_sizes() as sizes:
+    ...     fig.savefig(io.BytesIO(), format="png", dpi=144)
+    >>> sizes
+    [28.0]
+    >>> plt.close(fig)
+    """
+    from matplotlib.text import Text
+
+    sizes: list[float] = []
+    original = Text.draw
+
+    def draw(self: Any, renderer: Any, *args: Any, **kwargs: Any) -> Any:
+        if renderer is not None and self.get_visible() and self.get_text().strip():
+            sizes.append(float(renderer.points_to_pixels(self.get_fontsize())))
+        return original(self, renderer, *args, **kwargs)
+
+    Text.draw = draw
+    try:
+        yield sizes
+    finally:
+        Text.draw = original
+
+
+def _chunks(png: bytes) -> Iterator[tuple[int, bytes, bytes]]:
+    """(offset, type, data) of the chunks of a PNG, up to its first ``IDAT``."""
+    if not isinstance(png, bytes | bytearray) or not png.startswith(_PNG):
+        raise ValueError("png must be the bytes of a PNG image")
+    at = len(_PNG)
+    while at + 8 <= len(png):
+        length, kind = struct.unpack(">I4s", png[at : at + 8])
+        if kind == b"IDAT" or at + 12 + length > len(png):
+            return
+        yield at, kind, png[at + 8 : at + 8 + length]
+        at += 12 + length
+
+
+def mark_text_size(png: bytes, sizes: list[float]) -> bytes:
+    """The PNG with the size of its smallest text recorded in a text chunk.
+
+    The chunk (key :data:`TEXT_KEY`) goes just after the image header, where
+    :func:`smallest_text` reads it without decoding the image; the pixels are
+    unchanged.
+
+    Parameters
+    ----------
+    png : bytes
+        A PNG image, e.g. a figure saved inside :func:`record_text_sizes`.
+    sizes : list of float
+        The sizes of its texts in its pixels (empty: it draws no text).
+
+    Returns
+    -------
+    bytes
+        The PNG with the chunk (a chunk already there is replaced).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots(dpi=100)
+    >>> with record_text_sizes() as sizes:
+    ...     buffer = io.BytesIO()
+    ...     fig.savefig(buffer, format="png")
+    >>> plt.close(fig)
+    >>> smallest_text(mark_text_size(buffer.getvalue(), sizes))  # 10 pt at 100 dpi
+    13.89
+    """
+    if any(not 0 < s < float("inf") for s in sizes):
+        raise ValueError(f"sizes must be positive and finite, got {sizes!r}")
+    chunks = list(_chunks(png))
+    if not chunks or chunks[0][1] != b"IHDR":
+        raise ValueError("png must be the bytes of a PNG image (no IHDR chunk)")
+    value = f"{min(sizes):.2f}" if sizes else ""
+    data = TEXT_KEY.encode("latin-1") + b"\0" + value.encode("latin-1")
+    chunk = struct.pack(">I4s", len(data), b"tEXt") + data
+    chunk += struct.pack(">I", zlib.crc32(chunk[4:]) & 0xFFFFFFFF)
+    old = [
+        (at, d)
+        for at, kind, d in chunks
+        if kind == b"tEXt" and d.startswith(data[: len(TEXT_KEY) + 1])
+    ]
+    for at, d in reversed(old):
+        png = png[:at] + png[at + 12 + len(d) :]
+    end = chunks[0][0] + 12 + len(chunks[0][2])
+    return png[:end] + chunk + png[end:]
+
+
+def smallest_text(png: bytes) -> float | None:
+    """The height in pixels of the smallest text of a PNG marked by
+    :func:`mark_text_size`: ``inf`` if it draws no text, None if it is not marked.
+
+    Examples
+    --------
+    >>> smallest_text(mark_text_size(_PNG + _IHDR, [12.5, 9.25]))
+    9.25
+    >>> smallest_text(_PNG + _IHDR) is None
+    True
+    """
+    prefix = TEXT_KEY.encode("latin-1") + b"\0"
+    for _, kind, data in _chunks(png):
+        if kind == b"tEXt" and data.startswith(prefix):
+            value = data[len(prefix) :].decode("latin-1")
+            return float(value) if value else float("inf")
+    return None
+
+
+# the header of a 1 x 1 PNG (for the examples)
+_IHDR = struct.pack(">I4sIIBBBBB", 13, b"IHDR", 1, 1, 8, 6, 0, 0, 0)
+_IHDR += struct.pack(">I", zlib.crc32(_IHDR[4:]) & 0xFFFFFFFF)
 
 
 def player_html(anim: Any, alt: str | None = None, colors: int | None = 256) -> str:

@@ -207,7 +207,7 @@ def plot_circle_field(
     ax.set_xlabel(r"angle of $x$ on $S^1$")
     ax.set_ylabel("tangential velocity")
     ax.set_xlim(-np.pi, np.pi)
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="upper right", fontsize=9)
     fig.tight_layout()
     return fig
 

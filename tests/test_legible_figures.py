@@ -1,0 +1,156 @@
+"""Figures keep their text legible on a phone: their PNG records the height of their
+smallest text, the pages hold each figure at the width where that text is 9 px
+high (scrolling sideways in its box when the column is narrower), and the page
+check fails on a figure whose smallest text shows smaller than 9 px."""
+
+import io
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pytest
+
+from attnlib.viz import mark_text_size, record_text_sizes, smallest_text
+from bookext.legible import (
+    MIN_TEXT_PX,
+    PHONE_COLUMN,
+    legible_html,
+    legible_width,
+    png_size,
+)
+from tools.browser_check import _FIGURES, text_failures
+
+from .helpers import CHROMIUM
+
+CSS = Path(__file__).resolve().parents[1] / "bookext" / "_static" / "attnlib-book.css"
+
+
+def _png(panels: int, fontsize: float, dpi: int = 100, mark: bool = True) -> bytes:
+    """A figure of ``panels`` panels side by side, its text ``fontsize`` points
+    (its PNG marked with the size of its smallest text, unless not ``mark``)."""
+    fig, axes = plt.subplots(1, panels, figsize=(2.2 * panels, 2.2), dpi=dpi)
+    for k, ax in enumerate(axes if panels > 1 else [axes]):
+        ax.plot([0, 1], [1, 0], label="decay")
+        ax.set_title(f"panel {k}", fontsize=fontsize)
+        ax.tick_params(labelsize=fontsize)
+        ax.legend(fontsize=fontsize)
+    buffer = io.BytesIO()
+    with record_text_sizes() as sizes:
+        fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return mark_text_size(buffer.getvalue(), sizes) if mark else buffer.getvalue()
+
+
+def test_a_figure_records_its_smallest_text_in_its_pixels():
+    png = _png(2, 7, dpi=100)
+    assert smallest_text(png) == pytest.approx(7 * 100 / 72, abs=0.01)
+    assert smallest_text(_png(2, 7, dpi=200)) == pytest.approx(7 * 200 / 72, abs=0.01)
+    # marking again replaces the record; the image is the same
+    again = mark_text_size(png, [20.0])
+    assert smallest_text(again) == 20.0 and png_size(again) == png_size(png)
+    with pytest.raises(ValueError, match="PNG"):
+        smallest_text(b"GIF89a")
+    with pytest.raises(ValueError, match="positive"):
+        mark_text_size(png, [0.0])
+
+
+def test_the_legible_width_of_a_figure():
+    assert legible_width(1000, 18.0) == 500  # shrinks to half: text 9 px
+    assert legible_width(1000, 6.0) == 1000  # never enlarged
+    assert legible_width(1000, None) is None  # not measured
+    assert legible_width(1000, float("inf")) is None  # no text
+    with pytest.raises(ValueError, match="positive"):
+        legible_width(1000, 0.0)
+
+
+def test_a_wide_figure_scrolls_in_its_box_and_a_narrow_one_does_not():
+    wide, narrow = _png(6, 9), _png(1, 14)
+    images = {"wide.png": wide, "narrow.png": narrow}
+    body = '<div><img alt="a" src="../_images/wide.png" /></div>' + (
+        '<img alt="b" src="../_images/narrow.png" /><img src="../_images/other.png" />'
+    )
+    out = legible_html(body, images.get)
+    w_wide = legible_width(png_size(wide)[0], smallest_text(wide))
+    w_narrow = legible_width(png_size(narrow)[0], smallest_text(narrow))
+    assert w_wide > PHONE_COLUMN >= w_narrow
+    assert '<div class="attnlib-legible" tabindex="0"' in out
+    assert f'<img style="--attnlib-legible-width: {w_wide}px" alt="a"' in out
+    assert f'<img style="--attnlib-legible-width: {w_narrow}px" alt="b"' in out
+    assert out.count('class="attnlib-legible"') == 1
+    assert '<img src="../_images/other.png" />' in out  # not known: unchanged
+    assert legible_html(out, images.get) == out  # held once
+
+
+def _measure(name: str, shown: float, natural: int) -> dict:
+    return {"url": f"file:///site/_images/{name}", "shown": shown, "natural": natural}
+
+
+def test_the_check_fails_on_a_figure_whose_text_is_too_small():
+    png = _png(3, 8)  # 11.1 px text in its pixels
+    width = png_size(png)[0]
+    files = {"fig.png": png, "bare.png": _png(3, 8, mark=False)}
+
+    def read(path):
+        return files[path.name]
+
+    def check(shown, name="fig.png", figures=("fig.png",)):
+        measure = dict(_measure(name, shown, width), near="fig-1")
+        return text_failures([measure], set(figures), read)
+
+    failures, smallest = check(width)
+    assert failures == [] and smallest == pytest.approx(smallest_text(png))
+    failures, smallest = check(width * 0.3)  # 3.3 px on screen
+    assert smallest == pytest.approx(smallest_text(png) * 0.3)
+    assert len(failures) == 1 and "3.3 px high on screen" in failures[0]
+    assert "#fig-1" in failures[0]
+    assert check(width * MIN_TEXT_PX / smallest_text(png))[0] == []
+    # a figure of the chapter that does not record its text fails; another image
+    # (not a figure drawn by the chapter) is not measured
+    assert "does not record" in check(width, "bare.png", ["bare.png"])[0][0]
+    assert check(width, "bare.png", [])[0] == []
+    # a figure hidden at the time of the measure is reported, not passed
+    assert "not shown" in check(0)[0][0]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="the Debian package chromium is missing")
+def test_in_chromium_at_390_px_a_shrunk_figure_fails_and_a_held_one_passes(
+    browser, tmp_path
+):
+    """One page with a figure of six panels, as the book's CSS shows it at 390 px:
+    shrunk to the column (its text about 3 px) the check fails; held at its legible
+    width by the build, it passes and its box scrolls sideways."""
+    images = tmp_path / "_images"
+    images.mkdir()
+    png = _png(6, 8)
+    (images / "fig.png").write_bytes(png)
+    img = '<figure id="fig-1"><img alt="six panels" src="_images/fig.png" /></figure>'
+    page = browser.new_page(viewport={"width": 390, "height": 800})
+    results = {}
+    try:
+        for name, body in (
+            ("shrunk", img),
+            ("held", legible_html(img, {"fig.png": png}.get)),
+        ):
+            path = tmp_path / f"{name}.html"
+            path.write_text(
+                "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+                f"<title>t</title><link rel='stylesheet' href='{CSS.as_uri()}'>"
+                "<style>main { padding: 0 16px; } body { margin: 0; }</style></head>"
+                f"<body><main><div class='cell_output'>{body}</div></main>"
+                "</body></html>",
+                encoding="utf-8",
+            )
+            page.goto(path.as_uri(), wait_until="load")
+            measures = page.evaluate(_FIGURES)
+            results[name] = text_failures(measures, {"fig.png"})
+            if name == "held":
+                box = page.locator(".attnlib-legible")
+                assert box.evaluate("el => el.scrollWidth > el.clientWidth + 100")
+                assert box.evaluate("el => el.getBoundingClientRect().right") <= 390
+    finally:
+        page.close()
+    failures, smallest = results["shrunk"]
+    assert len(failures) == 1 and smallest < 4, results
+    assert "px high on screen" in failures[0]
+    failures, smallest = results["held"]
+    assert failures == [] and MIN_TEXT_PX <= smallest < MIN_TEXT_PX + 0.1, results
