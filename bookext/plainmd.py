@@ -26,6 +26,13 @@ from pathlib import Path
 
 OPEN = re.compile(r"^(\s*)(`{3,}|:{3,})\{([\w:-]+)\}[ \t]*(.*)$")
 PLAIN_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+
+
+def _closes(fence: str, line: str) -> bool:
+    """Whether ``line`` (stripped) closes the code fence opened by ``fence``."""
+    return set(line) == {fence[0]} and len(line) >= len(fence)
+
+
 OPTION = re.compile(r"^:([\w-]+):[ \t]*(.*)$")
 ROLE = re.compile(r"\{([\w:-]+)\}`([^`]*)`")
 TARGET = re.compile(r"^\(([\w:.-]+)\)=\s*$")
@@ -337,9 +344,26 @@ def convert(text: str, index: Index, page: str, macros: bool = True) -> str:
 SOURCE_LABEL = re.compile(r"^:label:\s*(\S+)")
 
 
-def _title(path: Path) -> str:
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+
+
+def _closes(fence: str, line: str) -> bool:
+    """Whether ``line`` (stripped) closes the code fence opened by ``fence``."""
+    return set(line) == {fence[0]} and len(line) >= len(fence)
+
+
+def page_title(path: Path) -> str:
+    """The first level-1 heading of a MyST page, outside code fences (a chapter opens
+    with a fenced YAML cell of macros whose comments start with ``# ``), or the file's
+    stem when it has none."""
+    fence = None
     for line in path.read_text(encoding="utf-8").splitlines():
-        if line.startswith("# "):
+        m = _FENCE.match(line)
+        if m and fence is None:
+            fence = m[1]
+        elif m and _closes(fence, line.strip()):
+            fence = None
+        elif fence is None and line.startswith("# "):
             return line[2:].strip()
     return path.stem
 
@@ -432,7 +456,7 @@ def book_index(
         path = root / f"{page}.md"
         if not path.exists():
             continue
-        index.titles[page] = _title(path)
+        index.titles[page] = page_title(path)
         targets = _source_targets(path, page)
         built = html_dir / f"{page}.html" if html_dir is not None else None
         if built is not None and built.exists():

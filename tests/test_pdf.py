@@ -60,6 +60,7 @@ def test_the_check_knows_every_numbered_chapter():
     import yaml
 
     from bookext.pdfcheck import CHAPTERS
+    from bookext.plainmd import page_title
 
     root = PDF.parents[2]
     toc = yaml.safe_load((root / "_toc.yml").read_text())
@@ -72,11 +73,7 @@ def test_the_check_knows_every_numbered_chapter():
     ]
     assert len(numbered) == len(CHAPTERS)
     for path, word in zip(numbered, CHAPTERS):
-        heading = next(
-            line
-            for line in (root / f"{path}.md").read_text().splitlines()
-            if line.startswith("# ")
-        )
+        heading = page_title(root / f"{path}.md")
         assert word.lower() in heading.lower(), (path, word)
 
 

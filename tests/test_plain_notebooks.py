@@ -353,3 +353,20 @@ def test_install_cell_says_jax_cannot_run_in_jupyterlite(tmp_path):
     out = r.stdout.split("CALLS", 1)[-1]
     assert out.startswith(" [] ERROR RuntimeError"), r.stdout[-2000:] + r.stderr
     assert "cannot run in the browser (Pyodide)" in out, out
+
+
+def test_a_page_title_is_its_first_heading_outside_code_fences(tmp_path):
+    """Each chapter opens with a fenced YAML cell of macros (for JupyterLab) whose
+    comments start with "# ": they are not the page's title."""
+    from bookext.plainmd import page_title
+
+    page = tmp_path / "page.md"
+    page.write_text(
+        "---\nkernelspec: {}\n---\n\n```yaml\n# a comment\nmath: {}\n```\n\n"
+        "````md\n```\n# inside a longer fence\n```\n````\n\n# The title\n\n# Later\n"
+    )
+    assert page_title(page) == "The title"
+    page.write_text("no heading\n```\n# in code\n```\n")
+    assert page_title(page) == "page"
+    for chapter in ("modelling", "trained"):
+        assert "macros" not in page_title(ROOT / "book" / f"{chapter}.md")
