@@ -111,3 +111,22 @@ def test_make_lab_serves_the_extension():
     assert (
         "binder/labextensions" in (lab_view.ROOT / "binder" / "postBuild").read_text()
     )
+
+
+# TeX commands of KaTeX (JupyterLab's renderer) that the book's macros would shadow
+# with another meaning: \S is KaTeX's section sign, the book's sphere
+KATEX_OWN = {"\\S"}
+
+
+def test_pages_without_a_macro_cell_use_no_macro_that_katex_reads_otherwise():
+    """The introduction and the list of results open in JupyterLab as Markdown with no
+    frontmatter cell: they write the sphere out (\\mathbb{S}), or it would show as §."""
+    pages = sorted(set((lab_view.ROOT / "book").glob("*.md")) - set(CHAPTERS))
+    assert {p.stem for p in pages} >= {"intro", "results"}
+    used = {
+        (p.stem, m)
+        for p in pages
+        for m in re.findall(r"\\[A-Za-z]+", p.read_text("utf-8"))
+        if m in set(MACROS) & KATEX_OWN
+    }
+    assert not used, f"write these out in full: {sorted(used)}"
