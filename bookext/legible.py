@@ -57,30 +57,41 @@ def legible_width(width: int, text_px: float | None) -> int | None:
     return min(width, math.ceil(width * MIN_TEXT_PX / text_px))
 
 
+def hold(tag: str, png: bytes) -> str:
+    """The ``<img>`` tag of the image ``png`` held at its :func:`legible_width` (in
+    its style), in a box that scrolls sideways when that is wider than a phone's
+    column; unchanged when the image records no text size or is held already."""
+    from attnlib.viz import smallest_text
+
+    text = None if VAR in tag else smallest_text(png)
+    if text is None:  # held already, or not measured
+        return tag
+    width = legible_width(png_size(png)[0], text)
+    if width is None:
+        return tag
+    if ' style="' in tag:
+        tag = tag.replace(' style="', f' style="{VAR}: {width}px; ', 1)
+    else:
+        tag = tag.replace("<img ", f'<img style="{VAR}: {width}px" ', 1)
+    if width <= PHONE_COLUMN:
+        return tag
+    return (
+        '<div class="attnlib-legible" tabindex="0" role="group" '
+        'aria-label="Wide figure: scroll sideways to see all of it">'
+        f"{tag}</div>"
+    )
+
+
 def legible_html(body: str, read: Any) -> str:
     """The HTML of a page with each measured figure's image held at its
     :func:`legible_width`; ``read(name)`` gives the bytes of the image named
     ``name`` in ``_images/`` (None if it is not known)."""
-    from attnlib.viz import smallest_text
 
-    def hold(match: re.Match) -> str:
-        tag = match.group(0)
+    def held(match: re.Match) -> str:
         png = read(match.group(2))
-        if png is None or VAR in tag:
-            return tag
-        width = legible_width(png_size(png)[0], smallest_text(png))
-        if width is None:
-            return tag
-        tag = tag.replace("<img ", f'<img style="{VAR}: {width}px" ', 1)
-        if width <= PHONE_COLUMN:
-            return tag
-        return (
-            '<div class="attnlib-legible" tabindex="0" role="group" '
-            'aria-label="Wide figure: scroll sideways to see all of it">'
-            f"{tag}</div>"
-        )
+        return match.group(0) if png is None else hold(match.group(0), png)
 
-    return IMG.sub(hold, body)
+    return IMG.sub(held, body)
 
 
 def legible_figures(

@@ -33,6 +33,8 @@ from docutils import nodes
 from sphinx.transforms import SphinxTransform
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
+from .legible import hold
+
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 MODEL_ID = re.compile(r'model_id\\?"\s*:\s*\\?"([0-9a-f]{16,})')
@@ -40,6 +42,8 @@ EXPLORER = re.compile(
     r'(<div class="attnlib-explorer" id="[^"]+">)(.*?)(<script>\(function)', re.S
 )
 DATA_URI = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=]+)")
+# the image of an explorer, with the frame of the controls' first values
+FRAME_IMG = re.compile(r'<img class="attnlib-explorer-frame" src="data:[^"]*"[^>]*>')
 
 
 IPYTHONDIR = Path(__file__).resolve().parent / "ipython"
@@ -183,8 +187,13 @@ def externalise_frames(
     pathto = context["pathto"]
 
     def move(match: re.Match) -> str:
+        inner = match.group(2)
+        frame = FRAME_IMG.search(inner)
+        if frame is not None:  # the frame shown first, kept legible on a phone
+            png = base64.b64decode(DATA_URI.search(frame.group(0)).group(1))
+            inner = inner.replace(frame.group(0), hold(frame.group(0), png), 1)
         inner = DATA_URI.sub(
-            lambda d: pathto(_frame_file(outdir, d.group(1)), 1), match.group(2)
+            lambda d: pathto(_frame_file(outdir, d.group(1)), 1), inner
         )
         return match.group(1) + inner + match.group(3)
 

@@ -154,3 +154,49 @@ def test_in_chromium_at_390_px_a_shrunk_figure_fails_and_a_held_one_passes(
     assert "px high on screen" in failures[0]
     failures, smallest = results["held"]
     assert failures == [] and MIN_TEXT_PX <= smallest < MIN_TEXT_PX + 0.1, results
+
+
+def test_explorer_frames_are_drawn_with_legible_text_and_held_on_a_phone(tmp_path):
+    """An explorer drawn at 72 dpi with 7-point legends would show 7 px text even at
+    full size: its frames are drawn at the dpi that makes the smallest text 9 px,
+    record that size, and the page holds the explorer's image at its legible width."""
+    import ipywidgets as widgets
+
+    from attnlib.widgets._static import Axis, StaticSpec, explorer_html, frame_dpi
+    from bookext.static import externalise_frames
+
+    fig, axes = plt.subplots(1, 3, figsize=(9, 2.5))
+    slider = widgets.FloatSlider(value=1.0, min=0.5, max=1.5, step=0.5)
+
+    def redraw(*_):
+        for k, ax in enumerate(axes):
+            ax.clear()
+            ax.plot([0, 1], [0, slider.value * (k + 1)], label="line")
+            ax.legend(fontsize=7)
+
+    slider.observe(redraw, names="value")
+    redraw()
+    spec = StaticSpec(fig, [Axis("c", slider, [0.5, 1.0, 1.5])], alt="Three lines.")
+    assert frame_dpi(fig, 72.0) == pytest.approx(72 * 9 / 7)
+    assert frame_dpi(fig, 200.0) == 200.0  # never lowered
+    page, default = explorer_html(spec)
+    plt.close(fig)
+    assert smallest_text(default) == pytest.approx(MIN_TEXT_PX)
+    width = png_size(default)[0]
+    assert width == pytest.approx(9 * 72 * 9 / 7, abs=1)
+
+    class Builder:
+        outdir = str(tmp_path)
+
+    class App:
+        builder = Builder()
+
+    context = {"body": page, "pathto": lambda name, _: "../" + name}
+    externalise_frames(App(), "page", "page.html", context, None)
+    assert list((tmp_path / "_images" / "explorer").glob("*.png"))
+    body = context["body"]
+    assert "data:image/png" not in body
+    # held at the width where its 9 px text is 9 px: its own width, in a box that
+    # scrolls sideways on a phone
+    assert f"--attnlib-legible-width: {width}px" in body and width > PHONE_COLUMN
+    assert body.count('class="attnlib-legible"') == 1

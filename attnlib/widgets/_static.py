@@ -125,9 +125,31 @@ def every(values: Sequence[Any], step: int) -> list[Any]:
     return [v.item() if hasattr(v, "item") else v for v in picked]
 
 
+#: Height in pixels that an explorer's smallest text has at least in its frames: a
+#: frame is drawn at :attr:`StaticSpec.dpi`, or more where a text would be smaller.
+MIN_TEXT_PX = 9.0
+
+
+def frame_dpi(fig: Any, dpi: float) -> float:
+    """The dpi at which every text of ``fig`` is at least :data:`MIN_TEXT_PX` high,
+    and at least ``dpi`` (a text of 8 points is 8 pixels at 72 dpi)."""
+    from attnlib.viz import record_text_sizes
+
+    with record_text_sizes() as sizes:
+        fig.savefig(io.BytesIO(), format="png", dpi=dpi)
+    if not sizes:
+        return dpi
+    return max(dpi, dpi * MIN_TEXT_PX / min(sizes))
+
+
 def _png(fig: Any, dpi: float) -> bytes:
+    """The figure as a PNG that records the height of its smallest text
+    (:func:`attnlib.viz.mark_text_size`), so that the page can keep it legible."""
+    from attnlib.viz import mark_text_size, record_text_sizes
+
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
+    with record_text_sizes() as sizes:
+        fig.savefig(buf, format="png", dpi=dpi)
     data = buf.getvalue()
     try:  # a palette of 256 colours: a third of the size, same look for line art
         from PIL import Image
@@ -141,7 +163,7 @@ def _png(fig: Any, dpi: float) -> bytes:
             data = small.getvalue()
     except ImportError:  # pragma: no cover - pillow comes with matplotlib
         pass
-    return data
+    return mark_text_size(data, sizes)
 
 
 def _uri(png: bytes) -> str:
@@ -164,12 +186,13 @@ def render_frames(spec: StaticSpec) -> tuple[list[bytes], dict[str, int], int]:
     frames: list[bytes] = []
     seen: dict[str, int] = {}
     index: dict[str, int] = {}
+    dpi = frame_dpi(spec.fig, spec.dpi)
     try:
         with _quiet():
             for combo in itertools.product(*(range(len(a.values)) for a in spec.axes)):
                 for axis, i in zip(spec.axes, combo):
                     axis.control.value = axis.values[i]
-                png = _png(spec.fig, spec.dpi)
+                png = _png(spec.fig, dpi)
                 digest = hashlib.sha256(png).hexdigest()
                 if digest not in seen:
                     seen[digest] = len(frames)
@@ -185,7 +208,7 @@ def render_frames(spec: StaticSpec) -> tuple[list[bytes], dict[str, int], int]:
     )
     if key in index:  # the default values are on the grid
         return frames, index, index[key]
-    default = _png(spec.fig, spec.dpi)
+    default = _png(spec.fig, dpi)
     frames.append(default)
     return frames, index, len(frames) - 1
 
