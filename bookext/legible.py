@@ -28,8 +28,8 @@ import struct
 from pathlib import Path
 from typing import Any
 
-# the height in CSS pixels under which a figure's text does not read on a screen
-MIN_TEXT_PX = 9.0
+from attnlib.viz import MIN_TEXT_PX  # CSS pixels on the page
+
 # the width of a figure's box in the book's column on the narrowest phone screen
 # (320 px; 342 px on a 390 px screen): a figure that must be wider than this to
 # read may scroll in its own box

@@ -146,6 +146,10 @@ def describe(fig: Any) -> str:
 # the key of the PNG text chunk that holds the height in pixels of a figure's smallest
 # text, as drawn in that PNG (empty: the figure draws no text)
 TEXT_KEY = "attnlib:smallest-text-px"
+#: The height in pixels under which a figure's text does not read on a screen: the
+#: explorers' frames are drawn so that theirs is at least this, and the pages hold
+#: every measured figure at the width where theirs shows at least this high.
+MIN_TEXT_PX = 9.0
 _PNG = b"\x89PNG\r\n\x1a\n"
 
 

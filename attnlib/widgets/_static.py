@@ -125,15 +125,11 @@ def every(values: Sequence[Any], step: int) -> list[Any]:
     return [v.item() if hasattr(v, "item") else v for v in picked]
 
 
-#: Height in pixels that an explorer's smallest text has at least in its frames: a
-#: frame is drawn at :attr:`StaticSpec.dpi`, or more where a text would be smaller.
-MIN_TEXT_PX = 9.0
-
-
 def frame_dpi(fig: Any, dpi: float) -> float:
-    """The dpi at which every text of ``fig`` is at least :data:`MIN_TEXT_PX` high,
-    and at least ``dpi`` (a text of 8 points is 8 pixels at 72 dpi)."""
-    from attnlib.viz import record_text_sizes
+    """The dpi at which every text of ``fig`` is at least
+    ``attnlib.viz.MIN_TEXT_PX`` high, and at least ``dpi`` (a text of 8 points is
+    8 pixels at 72 dpi)."""
+    from attnlib.viz import MIN_TEXT_PX, record_text_sizes
 
     with record_text_sizes() as sizes:
         fig.savefig(io.BytesIO(), format="png", dpi=dpi)
