@@ -344,9 +344,6 @@ def convert(text: str, index: Index, page: str, macros: bool = True) -> str:
 SOURCE_LABEL = re.compile(r"^:label:\s*(\S+)")
 
 
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
-
-
 def _closes(fence: str, line: str) -> bool:
     """Whether ``line`` (stripped) closes the code fence opened by ``fence``."""
     return set(line) == {fence[0]} and len(line) >= len(fence)
@@ -358,7 +355,7 @@ def page_title(path: Path) -> str:
     stem when it has none."""
     fence = None
     for line in path.read_text(encoding="utf-8").splitlines():
-        m = _FENCE.match(line)
+        m = PLAIN_FENCE.match(line)
         if m and fence is None:
             fence = m[1]
         elif m and _closes(fence, line.strip()):
