@@ -74,14 +74,19 @@ book: $(STAMP) $(VENDOR) execution-cache
 # The test files run in one process per CPU (pytest-xdist), each file in one process,
 # so that a file's expensive fixtures (graded classes, make dist) are made once; the
 # 25 slowest tests are named at the end.
+# One BLAS thread per test process: the processes already fill the CPUs, and
+# OpenBLAS's own threads (one per CPU in every process) would only wait for each
+# other (tools/execution.py, share_cpus); kernels and sandboxes the tests start
+# inherit it.
 XDIST := -n logical --dist loadfile
+ONE_BLAS_THREAD := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 test: $(STAMP)
-	$(RUN) MPLBACKEND=Agg $(BIN)/python -m pytest $(XDIST) --durations=25
+	$(RUN) $(ONE_BLAS_THREAD) MPLBACKEND=Agg $(BIN)/python -m pytest $(XDIST) --durations=25
 
 # Day-to-day: everything but the slow lanes (grading notebooks, building or executing
 # the book), which make test and CI run.
 test-fast: $(STAMP)
-	$(RUN) MPLBACKEND=Agg $(BIN)/python -m pytest $(XDIST) -m "not slow"
+	$(RUN) $(ONE_BLAS_THREAD) MPLBACKEND=Agg $(BIN)/python -m pytest $(XDIST) -m "not slow"
 
 # The trained networks (book/models/<name>.npz and .json, committed): each trained from
 # its recorded seed on this Python's standard-library docstrings, about 5 minutes in all
