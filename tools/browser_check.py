@@ -429,12 +429,14 @@ def check_pages(
     chromium: str,
     shots: Path | None = None,
     figures: dict[Path, set[str]] | None = None,
+    doms: dict[Path, str] | None = None,
 ) -> tuple[list, dict]:
     """Failures (``"<page>: <what>"``) and the weight in bytes of each page; with
     ``shots``, a screenshot of each whole page at each width is written there
     (``<page>-1366.png``, ``<page>-390.png``) for a reader to review. ``figures``
     names, for each page, the images of its figures (:func:`text_failures`); the
-    smallest text of each page's figures at 390 px is printed."""
+    smallest text of each page's figures at 390 px is printed. ``doms`` receives
+    each page's document at the desktop width once MathJax has typeset it."""
     from playwright.sync_api import sync_playwright
 
     failures: list[str] = []
@@ -453,7 +455,7 @@ def check_pages(
                 names = (figures or {}).get(path, set())
                 for width in WIDTHS:
                     failures += _check(
-                        browser, path, root, width, axe, weights, shots, names
+                        browser, path, root, width, axe, weights, shots, names, doms
                     )
         finally:
             browser.close()
@@ -461,7 +463,15 @@ def check_pages(
 
 
 def _check(
-    browser, path, root, width, axe, weights, shots=None, figures=frozenset()
+    browser,
+    path,
+    root,
+    width,
+    axe,
+    weights,
+    shots=None,
+    figures=frozenset(),
+    doms=None,
 ) -> list[str]:
     name = f"{path.name} at {width} px"
     page = browser.new_page(viewport={"width": width, "height": 900})
@@ -490,6 +500,8 @@ def _check(
         out = [f"{name}: {e}" for e in dict.fromkeys(errors)]
         if width == WIDTHS[0]:
             weights[path.name] = _weight(root, set(urls), path)
+            if doms is not None:  # as typeset, before anything is opened or scrolled
+                doms[path] = page.content()
         if axe is not None and width == WIDTHS[0]:
             out += [f"{name}: {f}" for f in accessibility(page, axe)]
         if width == WIDTHS[0]:

@@ -29,7 +29,8 @@ of the chapters are read from the execution cache next to the HTML directory
    snapshot, writes to stderr or holds an error (the build's ``stderr_output``
    setting sees the cells only, not the output areas of widgets).
 4. Every chapter page and every page of the Coursework part, opened in headless
-   Chromium with no network, typesets its mathematics with MathJax
+   Chromium with no network (the desktop view of item 7, read once MathJax has
+   run), typesets its mathematics with MathJax
    (``mjx-container`` elements, no ``merror``), renders the snapshots of its saved
    widgets with their images (at least as many ``<img>`` in the rendered page as in
    its HTML plus its snapshots), and shows no traceback.
@@ -69,9 +70,7 @@ import io
 import json
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
 import tokenize
 from pathlib import Path
 from typing import Any
@@ -538,29 +537,6 @@ def leak_failures(text: str, name: str, lines: list[str]) -> list[str]:
     ][:3]
 
 
-def _dom(chromium: str, page: Path) -> str:
-    with tempfile.TemporaryDirectory() as profile:
-        return subprocess.run(
-            [
-                chromium,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                f"--user-data-dir={profile}",
-                "--virtual-time-budget=15000",
-                "--dump-dom",
-                page.as_uri(),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        ).stdout
-
-
 def sources_and_build(root: Path) -> tuple[Path, Path]:
     """The chapters' sources and the build folder (with the execution cache) of the
     HTML tree ``root``: ``book/`` and ``_build/`` for ``_build/html``, and the
@@ -618,8 +594,13 @@ def main(root: Path, shots: Path | None = None) -> int:
             "chromium is not installed: the rendering check cannot run", file=sys.stderr
         )
         return 1
+    from .browser_check import WEIGHT_AIM, accessibility_pages, check_pages
+
+    doms: dict[Path, str] = {}
+    browser_fail, weights = check_pages(pages, root, chromium, shots, figures, doms)
+    failures += browser_fail
     for page in pages:
-        dom = _dom(chromium, page)
+        dom = doms.get(page, "")
         text = page.read_text(encoding="utf-8")
         n_math = dom.count("<mjx-container")
         has_math = "\\(" in text or "math notranslate" in dom
@@ -640,12 +621,7 @@ def main(root: Path, shots: Path | None = None) -> int:
             f"{page.name}: {n_math} formulas typeset, {n_views} widget views saved, "
             f"{n_img} images rendered"
         )
-    from .browser_check import WEIGHT_AIM, accessibility_pages, check_pages
-
     failures += chapter_notebook_failures(root, sources)
-
-    browser_fail, weights = check_pages(pages, root, chromium, shots, figures)
-    failures += browser_fail
     # axe-core on every other page of the edition, in both modes of the theme
     # (not the theme's template fragments under _static/, which no reader opens)
     # (a redirect, like the index that sends a reader to the first chapter, has no
