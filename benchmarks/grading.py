@@ -99,39 +99,11 @@ def main() -> int:
     return 0 if full == len(grades) else 1
 
 
-def _cell(source: str) -> dict:
-    return {
-        "cell_type": "code",
-        "execution_count": None,
-        "id": f"c{abs(hash(source)) % 10**8:08d}",
-        "metadata": {},
-        "outputs": [],
-        "source": source.splitlines(keepends=True),
-    }
-
-
-def _with(nb: dict, append=(), prepend=(), first_line: str = "") -> dict:
-    """``nb`` with code cells added after its first code cell or at its end."""
-    nb = copy.deepcopy(nb)
-    first = next(i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code")
-    for src in reversed(list(prepend)):
-        nb["cells"].insert(first + 1, _cell(src))
-    for src in append:
-        nb["cells"].append(_cell(src))
-    if first_line:
-        imports = next(
-            c
-            for c in nb["cells"]
-            if c["cell_type"] == "code" and "import" in "".join(c["source"])
-        )
-        imports["source"] = [first_line + "\n", *imports["source"]]
-    return nb
-
-
 def _folder(folder: Path, solution: dict, student: dict, fill: dict, n: int) -> int:
     """Write a class of ``n`` files (at least the hostile ones) into ``folder``;
     the number of files a row is expected for."""
     sys.path.insert(0, str(ROOT))
+    from tests.assignments import attack_notebook, with_cells as _with
     from tests.assignments.attacks import ATTACKS
     from tests.assignments.a1_modelling import MISTAKES
 
@@ -150,15 +122,7 @@ def _folder(folder: Path, solution: dict, student: dict, fill: dict, n: int) -> 
         count += 1
 
     for i, attack in enumerate(ATTACKS):
-        base = solution if attack["base"] == "solution" else student
-        cells = {}
-        for key in ("prepend", "append"):
-            cells[key] = []
-            for src in attack.get(key, []):
-                for k, v in fill.items():
-                    src = src.replace(k, v)
-                cells[key].append(src)
-        save(f"attack{i:02d}.ipynb", _with(base, **cells))
+        save(f"attack{i:02d}.ipynb", attack_notebook(attack, solution, student, fill))
     for i, mistake in enumerate(MISTAKES):
         nb = copy.deepcopy(solution)
         for cell in nb["cells"]:

@@ -30,7 +30,7 @@ import psutil
 import pytest
 import sympy as sp
 
-from tests.assignments import builds
+from tests.assignments import attack_notebook, builds, code_cell
 from tests.assignments.attacks import ATTACKS
 from tools.coursework import build as cwbuild
 from tools.coursework import common, masters, sandbox, scan, tester, wire
@@ -67,17 +67,6 @@ def _slug(text: str) -> str:
 
 def _notebook(path: Path) -> dict:
     return json.loads(path.read_text())
-
-
-def _code_cell(source: str) -> dict:
-    return {
-        "cell_type": "code",
-        "execution_count": None,
-        "id": f"c{abs(hash(source)) % 10**8:08d}",
-        "metadata": {},
-        "outputs": [],
-        "source": source.splitlines(keepends=True),
-    }
 
 
 def _leftovers(*graders: int) -> list[str]:
@@ -188,19 +177,7 @@ def attacked(a1, tmp_path_factory) -> dict:
     }
     names = {}
     for attack in ATTACKS:
-        nb = copy.deepcopy(solution if attack["base"] == "solution" else student)
-        cells = []
-        for key in ("prepend", "append"):
-            for src in attack.get(key, []):
-                for k, v in fill.items():
-                    src = src.replace(k, v)
-                cells.append((key, _code_cell(src)))
-        first = next(i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code")
-        for key, cell in cells:
-            if key == "prepend":
-                nb["cells"].insert(first + 1, cell)
-            else:
-                nb["cells"].append(cell)
+        nb = attack_notebook(attack, solution, student, fill)
         name = f"attack_{_slug(attack['name'])}"
         (folder / f"{name}.ipynb").write_text(json.dumps(nb))
         names[name] = attack
@@ -367,7 +344,7 @@ def test_interrupted_run_stops_fast_and_resumes(a1, tmp_path):
     folder.mkdir()
     for i in range(5):
         nb = copy.deepcopy(solution)
-        nb["cells"].append(_code_cell(f"# student {i}\n"))
+        nb["cells"].append(code_cell(f"# student {i}\n"))
         (folder / f"s{i}.ipynb").write_text(json.dumps(nb))
     cmd = [
         sys.executable,
@@ -1425,11 +1402,11 @@ def classroom(a1, tmp_path_factory) -> dict:
     expected["killed"] = ("failed", 0.0)
     for name in ("a b", "a_b", "a;b", "李雷", "王芳"):
         nb = copy.deepcopy(student)
-        nb["cells"].append(_code_cell(f"# the notebook of {name}\n"))
+        nb["cells"].append(code_cell(f"# the notebook of {name}\n"))
         save(name, nb)
         expected[name] = ("graded", 0.0)
     mallory = copy.deepcopy(student)
-    mallory["cells"].append(_code_cell(f"raise ValueError({FORGED!r})\n"))
+    mallory["cells"].append(code_cell(f"raise ValueError({FORGED!r})\n"))
     save("mallory", mallory)
     expected["mallory"] = ("graded", 0.0)
     save(b"caf\xe9", student)  # a zip made on Windows
@@ -1439,7 +1416,7 @@ def classroom(a1, tmp_path_factory) -> dict:
     # two notebooks of 24 MB of non-ASCII text
     for name, letter in (("big1", "é"), ("big2", "ü")):
         nb = copy.deepcopy(solution)
-        nb["cells"].append(_code_cell("# " + letter * (12 * 2**20) + "\n"))
+        nb["cells"].append(code_cell("# " + letter * (12 * 2**20) + "\n"))
         save(name, nb)
         expected[name] = ("graded", 18.0)
     os.mkfifo(folder / "pipe.ipynb")
