@@ -1935,3 +1935,40 @@ def test_copies_of_the_solution_or_of_a_classmate_are_flagged():
     assert status["cat"] == ("flagged", "flagged: the same code as bob")
     for name in ("dan", "eve", "fay"):  # the unchanged notebook is nobody's copy
         assert status[name] == ("graded", ""), name
+
+
+@pytest.mark.skipif(not sandbox.cgroup_kind(), reason="no control groups here")
+def test_the_group_of_a_tester_killed_outright_is_removed_by_the_next():
+    """A tester killed with SIGKILL cannot remove its sandboxes' control groups; the
+    next tester removes them and kills what is left in them, and leaves alone the
+    groups of testers that still run."""
+    tester_like = [sys.executable, "-c", "import time; time.sleep(600)"]
+    gone = subprocess.Popen([*tester_like, "tools.coursework.tester"])
+    alive = subprocess.Popen([*tester_like, "tools.coursework.tester"])
+    groups, left = {}, None
+    try:
+        for proc in (gone, alive):
+            groups[proc] = sandbox.Cgroup.create(f"{proc.pid}-12345", sandbox.Limits())
+            assert groups[proc] is not None
+        # what the killed tester's sandbox left running, inside its group
+        left = subprocess.Popen(
+            ["sleep", "600"], preexec_fn=groups[gone].enter, start_new_session=True
+        )
+        ours = (f"{gone.pid}-", f"{alive.pid}-")
+        assert not [n for n in sandbox.remove_stale_groups() if n.startswith(ours)]
+        assert all(d.is_dir() for g in groups.values() for d in g.dirs)
+        gone.send_signal(signal.SIGKILL)
+        gone.wait(timeout=60)
+        removed = sandbox.remove_stale_groups()
+        assert f"{gone.pid}-12345" in removed, removed
+        assert not any(d.exists() for d in groups[gone].dirs)
+        assert left.wait(timeout=60) == -signal.SIGKILL
+        assert all(d.is_dir() for d in groups[alive].dirs)  # its tester still runs
+    finally:
+        for proc in (gone, alive, left):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=60)
+        for group in groups.values():
+            if group is not None:
+                group.remove()

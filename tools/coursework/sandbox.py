@@ -297,6 +297,44 @@ class Cgroup:
                 pass
 
 
+def _tester_alive(pid: int) -> bool:
+    """Whether ``pid`` is a running tester (not a process that reused its number)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return b"tools.coursework.tester" in fh.read()
+    except OSError:
+        return False
+
+
+def remove_stale_groups() -> list[str]:
+    """Remove the control groups of testers that are gone, killing what is left in
+    them: a tester killed with SIGKILL cannot remove its own. A group is named
+    ``<tester pid>-<uid>`` (:func:`tools.coursework.tester._start`); others are left
+    alone. Returns the names removed."""
+    kind = cgroup_kind()
+    if not kind:
+        return []
+    parents = (
+        [CGROUP_ROOT / "coursework-grader"]
+        if kind == "v2"
+        else [CGROUP_ROOT / c / "coursework-grader" for c in ("memory", "pids")]
+    )
+    names: set[str] = set()
+    for parent in parents:
+        try:
+            names |= {p.name for p in parent.iterdir() if p.is_dir()}
+        except OSError:
+            continue
+    removed = []
+    for name in sorted(names):
+        pid = name.split("-", 1)[0]
+        if not pid.isdigit() or _tester_alive(int(pid)):
+            continue
+        Cgroup(kind, name).remove()
+        removed.append(name)
+    return removed
+
+
 # what the sandbox's user runs inside a root's sandbox to forbid user namespaces
 NESTED_NO_USERNS = ["--unshare-user", "--disable-userns", "--dev-bind", "/", "/", "--"]
 
