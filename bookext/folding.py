@@ -3,11 +3,12 @@
 About a third of a chapter's height is code cells that ``assert`` what the text
 proves or states. A reader who follows the argument can skip them; one who wants
 the evidence opens them. :class:`FoldChecks` folds, in the HTML, every code cell
-whose source has an ``assert`` statement and whose outputs are text only (a cell
-that draws a figure or shows an explorer or a player stays open), behind a "Show
-the check" control (myst-nb's folding of a ``hide-cell`` cell, in the book's
-words). A cell that already has a folding tag (``hide-input``, ``hide-output``,
-``hide-cell``) keeps it, and the label of a check (``(mod-check-exist)=``) stays
+whose source has an ``assert`` statement and whose outputs are text only behind a
+"Show the check" control (myst-nb's folding of a ``hide-cell`` cell, in the book's
+words); a check that draws a figure or shows an explorer or a player folds its code
+only, behind "Show the code of the check", and its picture stays in view. A cell
+that already has a folding tag (``hide-input``, ``hide-output``, ``hide-cell``)
+keeps it, and the label of a check (``(mod-check-exist)=``) stays
 above the control, so the links of the list of results land on it. The PDF prints
 every cell.
 
@@ -26,6 +27,9 @@ from sphinx.transforms import SphinxTransform
 
 SHOW = "Show the check"
 HIDE = "Hide the check"
+# a check that shows a picture: its code folds, the picture stays
+SHOW_CODE = "Show the code of the check"
+HIDE_CODE = "Hide the code of the check"
 # myst-nb's folding tags and the parts of a cell each folds on the pages
 HIDE_TAGS = {
     "hide-input": {"input"},
@@ -81,12 +85,14 @@ class FoldChecks(SphinxTransform):
             if not source or not asserts(source[0].astext()):
                 continue
             outputs = [c for c in kids if c.get("nb_element") == "cell_code_output"]
-            if not all(_text_only(o) for o in outputs):
-                continue
-            cell["hide_mode"] = "all"
-            cell["prompt_show"] = SHOW
-            cell["prompt_hide"] = HIDE
-            cell["classes"].append("attnlib-check")
+            if all(_text_only(o) for o in outputs):
+                cell["hide_mode"] = "all"
+                cell["prompt_show"], cell["prompt_hide"] = SHOW, HIDE
+                cell["classes"].append("attnlib-check")
+            else:
+                cell["hide_mode"] = "input"
+                cell["prompt_show"], cell["prompt_hide"] = SHOW_CODE, HIDE_CODE
+                cell["classes"].append("attnlib-check-code")
 
 
 def setup(app: Any) -> None:

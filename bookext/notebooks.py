@@ -460,9 +460,9 @@ def fold_cells(nb: Any) -> int:
     """Fold the code cells that the book's pages fold (:mod:`bookext.folding`),
     from the outputs of the build (before the notebook drops any): a cell tagged
     ``hide-input``, ``hide-output`` or ``hide-cell`` folds those parts; a cell that
-    asserts a result and shows text only folds whole with the tag ``check`` (a cell
-    that shows a figure, an explorer, a player or a progress bar stays open, as on
-    the page). A solution's code is folded already (:func:`_plain_cells`). The
+    asserts a result folds with the tag ``check``: whole when it shows text only,
+    its code only when it shows a figure, an explorer, a player or a progress bar,
+    as on the page. A solution's code is folded already (:func:`_plain_cells`). The
     label of a check is the anchor at the end of the markdown cell above it, which
     stays open, so a link to the check lands just above it. Returns the number of
     folded checks."""
@@ -476,12 +476,9 @@ def fold_cells(nb: Any) -> int:
         parts = tag_folds(tags)
         if parts:
             fold(cell, parts)
-        elif (
-            "remove-input" not in tags
-            and asserts(cell.source)
-            and text_only(shown_mime_types(cell))
-        ):
-            fold(cell, {"input", "output"}, CHECK_TAG)
+        elif "remove-input" not in tags and asserts(cell.source):
+            whole = text_only(shown_mime_types(cell))
+            fold(cell, {"input", "output"} if whole else {"input"}, CHECK_TAG)
             n += 1
     return n
 

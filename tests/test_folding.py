@@ -1,5 +1,6 @@
-"""Cells that assert a result are folded behind "Show the check"; figures stay open;
-the label of a check stays above its control."""
+"""Cells that assert a result are folded behind "Show the check"; a check that draws
+folds its code only, and its figure stays in view; the label of a check stays above
+its control."""
 
 import re
 
@@ -72,14 +73,21 @@ def test_a_page_folds_its_checks(tmp_path):
     folded = re.findall(
         r'<details class="admonition hide above-input">(.*?)</details>', page, re.S
     )
-    assert len(folded) == 2  # the check, and the cell tagged hide-input
-    assert "Show the check" in folded[0] and "assert err" in folded[0]
+    # the check; the code of the figure's and of the explorer's checks; the cell
+    # tagged hide-input
+    assert len(folded) == 4
+    assert "Show the check<" in folded[0] and "assert err" in folded[0]
     assert "error 1e-12" in folded[0]  # its output is folded with it
-    assert "Show code cell source" in folded[1]  # a tag keeps its own folding
-    # not the figure, not the explorer, not the cell without assert
-    assert page.count("Show the check") == 1
+    for code in folded[1:3]:  # their pictures are not folded
+        assert "Show the code of the check" in code
+        assert "assert " in code and "<img" not in code
+        assert "attnlib-explorer" not in code
+    assert "Show code cell source" in folded[3]  # a tag keeps its own folding
+    assert "<img" in page
+    assert page.count("attnlib-check-code") == 2
     assert "attnlib-explorer" in page
-    assert not any("attnlib-explorer" in f for f in folded)
+    # not the cell without assert
+    assert "y = 2" not in "".join(folded)
     # the link lands just above the folded check
     between = page[page.index('id="chk-one"') : page.index("Show the check")]
     assert "<details" in between and "err = " not in between

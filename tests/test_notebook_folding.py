@@ -42,9 +42,10 @@ def _hidden(cell) -> set[str]:
 
 def folding_failures(nb, labels: set[str]) -> list[str]:
     """What is wrong with the folding of a notebook without outputs of its own
-    checks: an asserting cell with text outputs that is open, a folded cell that is
-    not a check (nor tagged ``hide-input``: its code only), a check whose label is
-    not the end of an open markdown cell just above it."""
+    checks: an asserting cell that is open (or, when it shows a picture, folds more
+    than its code), a folded cell that is not a check (nor tagged ``hide-input``:
+    its code only), a check whose label is not the end of an open markdown cell just
+    above it."""
     failures = []
     for k, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
@@ -53,12 +54,9 @@ def folding_failures(nb, labels: set[str]) -> list[str]:
         parts = _hidden(cell)
         folded = parts and CHECK_TAG in tags
         rich = any(set(o.get("data", {})) - {"text/plain"} for o in cell.outputs)
-        is_check = (
-            asserts(cell.source)
-            and not rich
-            and not {"solution", "hide-input"} & set(tags)
-        )
-        if is_check and not (folded and parts == {"input", "output"}):
+        is_check = asserts(cell.source) and not {"solution", "hide-input"} & set(tags)
+        expected = {"input"} if rich else {"input", "output"}
+        if is_check and not (folded and parts == expected):
             failures.append(f"cell {k}: a check that is not folded")
         if folded and not is_check:
             failures.append(f"cell {k}: folded but not a check")
@@ -128,9 +126,14 @@ def test_the_rule_finds_an_open_check_and_a_lost_label():
         ],
     )
     nb = nbformat.v4.new_notebook(cells=[md, check, figure])
-    assert folding_failures(nb, {"chk-one"}) == ["cell 1: a check that is not folded"]
-    assert fold_cells(nb) == 1  # the figure stays open
+    assert folding_failures(nb, {"chk-one"}) == [
+        "cell 1: a check that is not folded",
+        "cell 2: a check that is not folded",
+    ]
+    assert fold_cells(nb) == 2
     assert folding_failures(nb, {"chk-one"}) == []
+    # the check that draws folds its code only: its figure stays in view
+    assert figure.metadata["jupyter"] == {"source_hidden": True}
     # the label folded away with the cell above it
     md.metadata["jupyter"] = {"source_hidden": True}
     assert folding_failures(nb, {"chk-one"}) == ["cell 1: the label chk-one is hidden"]
@@ -265,9 +268,9 @@ def test_the_page_and_notebook_readers_tell_a_difference():
 
 def test_tags_and_shown_outputs_decide_as_on_the_page():
     """A cell tagged hide-input folds its code only (an assert in it changes
-    nothing); a check that shows a progress bar stays open, as on the page (the
-    reader's notebook drops the bar afterwards); a check whose outputs the page
-    removes (remove-output) folds."""
+    nothing); a check that shows a progress bar folds its code only, as on the page
+    (the reader's notebook drops the bar afterwards); a check whose outputs the page
+    removes (remove-output) folds whole."""
     bar = nbformat.v4.new_output(
         "display_data",
         data={
@@ -283,9 +286,10 @@ def test_tags_and_shown_outputs_decide_as_on_the_page():
         "run()\nassert done", outputs=[bar], metadata={"tags": ["remove-output"]}
     )
     nb = nbformat.v4.new_notebook(cells=[plot, run, quiet])
-    assert fold_cells(nb) == 1
+    assert fold_cells(nb) == 2
     assert plot.metadata["jupyter"] == {"source_hidden": True}
     assert CHECK_TAG not in plot.metadata["tags"]
-    assert "jupyter" not in run.metadata
+    assert run.metadata["jupyter"] == {"source_hidden": True}
+    assert CHECK_TAG in run.metadata["tags"]
     assert quiet.metadata["jupyter"] == {"source_hidden": True, "outputs_hidden": True}
     assert CHECK_TAG in quiet.metadata["tags"]
