@@ -276,3 +276,30 @@ def test_a_redirect_page_is_followed_to_its_target_not_opened(tmp_path):
     long = tmp_path / "long.html"
     long.write_text(index.read_text() + "<p>text</p>" * 400)
     assert redirect_target(long) is None
+
+
+def test_the_student_check_skips_only_pages_whose_article_is_the_readers(tmp_path):
+    """The student edition's check leaves to the reader edition's the pages whose
+    article is the same there (their title and navigation name the edition), and
+    reads every page whose text differs, or that the reader edition lacks."""
+    from tools.check_html import same_article
+
+    def page(folder, title, article):
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "api.html"
+        path.write_text(
+            f"<html><head><title>{title}</title></head><body><nav>{title}</nav>"
+            f'<article class="bd-article" role="main">{article}</article></body></html>'
+        )
+        return path
+
+    article = "<h1>attnlib.sphere</h1><p>The sphere.</p>"
+    reader = page(tmp_path / "reader", "Book", article)
+    student = page(tmp_path / "student", "Book (student edition)", article)
+    assert same_article(student, reader)
+    changed = page(tmp_path / "changed", "Book", article.replace("The", "A"))
+    assert not same_article(student, changed)
+    assert not same_article(student, tmp_path / "missing" / "api.html")
+    no_article = tmp_path / "bare.html"
+    no_article.write_text("<html><body><p>The sphere.</p></body></html>")
+    assert not same_article(no_article, no_article)

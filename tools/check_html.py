@@ -1,8 +1,8 @@
 """Check the built HTML book: self-contained pages that show their formulas and figures.
 
 Run after ``make book``: ``python -m tools.check_html [_build/html] [--screenshots
-DIR]`` (``make check-pages``: both editions, screenshots of every chapter at both
-widths in ``_build/screenshots``). The outputs
+DIR] [--same-as OTHER]`` (``make check-pages``: both editions, screenshots of every
+chapter at both widths in ``_build/screenshots``). The outputs
 of the chapters are read from the execution cache next to the HTML directory
 (``_build/.jupyter_cache``), as the build rendered them.
 
@@ -58,6 +58,12 @@ of the chapters are read from the execution cache next to the HTML directory
    it, not a path, a hash or nothing (:func:`image_alt_failures`); no sentence says
    that widgets are static or show only their initial state, and no sentence sends
    the reader to solutions in an edition that has none (:func:`stale_failures`).
+
+With ``--same-as OTHER`` (the student edition, ``OTHER`` the reader's, whose check
+must pass too), axe-core skips the pages outside the chapters and the Coursework
+part whose article is that of the same page of ``OTHER`` (the Library reference, the
+references...): their text was checked there, and this edition's template is
+checked on its chapters (:func:`same_article`).
 
 Points 2 and 3 on a notebook are :func:`notebook_failures`, also used by the test
 that executes the chapters.
@@ -563,7 +569,20 @@ def redirect_target(page: Path) -> Path | None:
     return (page.parent / m.group(1).strip().split("#")[0]).resolve()
 
 
-def main(root: Path, shots: Path | None = None) -> int:
+ARTICLE = re.compile(r'<article class="bd-article"[^>]*>.*?</article>', re.S)
+
+
+def same_article(page: Path, other: Path) -> bool:
+    """Whether ``page`` and ``other`` hold the same article (the text of the page,
+    without the edition's title, navigation and script versions)."""
+    if not other.is_file():
+        return False
+    mine = ARTICLE.search(page.read_text(encoding="utf-8", errors="replace"))
+    theirs = ARTICLE.search(other.read_text(encoding="utf-8", errors="replace"))
+    return bool(mine and theirs and mine.group(0) == theirs.group(0))
+
+
+def main(root: Path, shots: Path | None = None, same_as: Path | None = None) -> int:
     # the chapters, then the assignment pages and the guide of the Coursework part
     pages = sorted(root.glob("book/*.html")) + sorted(
         root.glob("book/coursework/**/*.html")
@@ -626,15 +645,23 @@ def main(root: Path, shots: Path | None = None) -> int:
     # (not the theme's template fragments under _static/, which no reader opens)
     # (a redirect, like the index that sends a reader to the first chapter, has no
     # content: its target must be a page of the edition, which is checked itself)
-    others = []
+    others, checked_there = [], 0
     for p in every_page:
         if p in pages or "_static" in p.relative_to(root).parts:
             continue
         target = redirect_target(p)
-        if target is None:
+        if target is not None:
+            if target not in every_page:
+                failures.append(f"{p.relative_to(root)}: redirects to a missing page")
+        elif same_as is not None and same_article(p, same_as / p.relative_to(root)):
+            checked_there += 1
+        else:
             others.append(p)
-        elif target not in every_page:
-            failures.append(f"{p.relative_to(root)}: redirects to a missing page")
+    if checked_there:
+        print(
+            f"{checked_there} other pages hold the article of {same_as}: "
+            f"axe-core checked them there; {len(others)} checked here"
+        )
     failures += accessibility_pages(others, chromium)
     print("page weight at first load (page and the files it loads):")
     for name, size in weights.items():
@@ -660,6 +687,14 @@ if __name__ == "__main__":
         default=None,
         help="write a screenshot of every chapter at 1366 px and 390 px there",
     )
+    parser.add_argument(
+        "--same-as",
+        type=Path,
+        default=None,
+        help="another edition whose check passes: axe-core skips the other pages "
+        "whose article is the same there",
+    )
     args = parser.parse_args()
     shots = args.screenshots.resolve() if args.screenshots else None
-    sys.exit(main(args.html.resolve(), shots))
+    same_as = args.same_as.resolve() if args.same_as else None
+    sys.exit(main(args.html.resolve(), shots, same_as))
