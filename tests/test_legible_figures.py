@@ -9,7 +9,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pytest
 
-from attnlib.viz import mark_text_size, record_text_sizes, smallest_text
+from attnlib.viz import frame_dpi, mark_text_size, record_text_sizes, smallest_text
 from bookext.legible import (
     MIN_TEXT_PX,
     PHONE_COLUMN,
@@ -162,7 +162,7 @@ def test_explorer_frames_are_drawn_with_legible_text_and_held_on_a_phone(tmp_pat
     record that size, and the page holds the explorer's image at its legible width."""
     import ipywidgets as widgets
 
-    from attnlib.widgets._static import Axis, StaticSpec, explorer_html, frame_dpi
+    from attnlib.widgets._static import Axis, StaticSpec, explorer_html
     from bookext.static import externalise_frames
 
     fig, axes = plt.subplots(1, 3, figsize=(9, 2.5))

@@ -18,6 +18,7 @@ from typing import Any
 
 __all__ = [
     "describe",
+    "frame_dpi",
     "player_html",
     "record_text_sizes",
     "mark_text_size",
@@ -196,6 +197,29 @@ def record_text_sizes() -> Iterator[list[float]]:
         yield sizes
     finally:
         Text.draw = original
+
+
+def frame_dpi(fig: Any, dpi: float) -> float:
+    """The dpi at which every text of ``fig`` is at least :data:`MIN_TEXT_PX` high,
+    and at least ``dpi`` (a text of 8 points is 8 pixels at 72 dpi): what the
+    frames of an explorer or a player are drawn at.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots(dpi=72)
+    >>> _ = ax.legend(handles=ax.plot([0, 1], label="line"), fontsize=6)
+    >>> frame_dpi(fig, 72)  # the legend's 6 points drawn 9 px high
+    108.0
+    >>> frame_dpi(fig, 200)  # never lowered
+    200
+    >>> plt.close(fig)
+    """
+    with record_text_sizes() as sizes:
+        fig.savefig(io.BytesIO(), format="png", dpi=dpi)
+    if not sizes:
+        return dpi
+    return max(dpi, dpi * MIN_TEXT_PX / min(sizes))
 
 
 def _chunks(png: bytes) -> Iterator[tuple[int, bytes, bytes]]:
