@@ -269,6 +269,22 @@ def test_player_frames_are_drawn_with_legible_text_and_held_on_a_phone(tmp_path)
     assert figure_images({"cells": [{"outputs": outputs}]}) == names
 
 
+def test_a_player_is_drawn_at_the_dpi_of_its_smallest_text_in_any_frame(tmp_path):
+    """The first frame sets the dpi; a later frame with a smaller legend (6 points,
+    6 px at 72 dpi) draws the player again at the dpi that makes it 9 px, and the
+    page holds the image at the legible width of that frame, not the first's."""
+    from bookext.latex import FRAME, frame_png
+
+    player = player_html(_animation(legends=(9, 9, 6)), colors=None)
+    frames = [frame_png(b64) for _, b64 in FRAME.findall(player)]
+    sizes = [smallest_text(f) for f in frames]
+    assert sizes == pytest.approx([9 * 9 / 6, 9 * 9 / 6, MIN_TEXT_PX])
+    assert {png_size(f) for f in frames} == {png_size(frames[0])}
+    width = png_size(frames[0])[0]
+    assert width == pytest.approx(4 * 72 * 9 / 6, abs=1)
+    assert f"--attnlib-legible-width: {width}px" in _page(player, tmp_path)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="the Debian package chromium is missing")
 def test_in_chromium_at_390_px_a_held_player_is_measured_and_passes(browser, tmp_path):

@@ -312,10 +312,11 @@ def player_html(anim: Any, alt: str | None = None, colors: int | None = 256) -> 
 
     Its frames are drawn at the dpi that makes their smallest text
     :data:`MIN_TEXT_PX` high (:func:`frame_dpi` of the figure as it shows the first
-    frame; the figure's own dpi when its text is that large already), and each
-    frame's PNG records the height of its smallest text (:func:`mark_text_size`),
-    so that the page can hold the player at the width where that text reads
-    (``bookext``) and the page check can measure it.
+    frame, or more where a later frame's text is smaller; the figure's own dpi when
+    its text is that large already), and each frame's PNG records the height of its
+    smallest text (:func:`mark_text_size`), so that the page can hold the player
+    at the width where that text reads (``bookext``) and the page check can
+    measure it.
 
     matplotlib's player links Font Awesome 4 from ``maxcdn.bootstrapcdn.com``; the
     book's theme already ships Font Awesome (whose ``fa`` classes draw the buttons),
@@ -368,8 +369,10 @@ def _jshtml(anim: Any, colors: int | None) -> str:
 
     ``to_jshtml`` draws the frames at the figure's dpi and takes no other; it saves
     the animation with matplotlib's ``HTMLWriter``, as this does with
-    :func:`_writer`, whose frames are drawn at :func:`frame_dpi` (the fps and the
-    mode at the end are ``to_jshtml``'s defaults).
+    :func:`_writer`, whose frames are drawn at :func:`frame_dpi` of the first (the
+    fps and the mode at the end are ``to_jshtml``'s defaults). Where a later frame
+    draws a smaller text than the first, the animation is drawn again at the dpi
+    that makes that text :data:`MIN_TEXT_PX` high.
     """
     import tempfile
     from pathlib import Path
@@ -379,18 +382,26 @@ def _jshtml(anim: Any, colors: int | None) -> str:
     }
     if getattr(anim, "_interval", None):
         options["fps"] = 1000 / anim._interval
-    writer = _writer()(colors, **options)
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder, "player.html")
-        anim.save(str(path), writer=writer)
-        return path.read_text(encoding="utf-8")
+
+    def save(dpi: float | None) -> tuple[str, Any]:
+        writer = _writer()(colors, **options)
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder, "player.html")
+            anim.save(str(path), writer=writer, dpi=dpi)
+            return path.read_text(encoding="utf-8"), writer
+
+    page, writer = save(None)
+    if writer.smallest < MIN_TEXT_PX - 0.01:
+        page, _ = save(writer.dpi * MIN_TEXT_PX / writer.smallest)
+    return page
 
 
 @functools.cache
 def _writer() -> type:
     """matplotlib's ``HTMLWriter`` (frames embedded) whose frames are legible: the
     first frame sets the dpi of all (:func:`frame_dpi`), each records the size of
-    its smallest text, and each is stored with a palette (:func:`_palette_png`)."""
+    its smallest text (the smallest of all frames is its ``smallest``), and each
+    is stored with a palette (:func:`_palette_png`)."""
     from matplotlib.animation import HTMLWriter
 
     class LegibleFrames(HTMLWriter):
@@ -401,6 +412,7 @@ def _writer() -> type:
         def setup(self, *args: Any, **kwargs: Any) -> None:
             super().setup(*args, **kwargs)
             self.dpi_chosen = False
+            self.smallest = float("inf")
 
         def grab_frame(self, **savefig_kwargs: Any) -> None:
             if not self.dpi_chosen:  # the figure shows the first frame now
@@ -415,6 +427,7 @@ def _writer() -> type:
             if self.colors is not None:
                 png = _palette_png(png, self.colors)
             png = mark_text_size(png, sizes)
+            self.smallest = min([self.smallest, *sizes])
             self._saved_frames[-1] = base64.encodebytes(png).decode("ascii")
 
     return LegibleFrames
