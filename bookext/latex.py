@@ -33,6 +33,11 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 FRAME = re.compile(r'frames\[(\d+)\] = "data:image/png;base64,([A-Za-z0-9+/=\\\s]+)"')
 
 
+def frame_png(b64: str) -> bytes:
+    """The PNG of a player's frame from its base64 text (group 2 of ``FRAME``)."""
+    return base64.b64decode(re.sub(r"[\\\s]", "", b64))
+
+
 def last_frame(player: str) -> bytes | None:
     """The PNG of the last frame of a matplotlib ``to_jshtml`` player."""
     if 'class="animation"' not in player:
@@ -40,7 +45,7 @@ def last_frame(player: str) -> bytes | None:
     frames = {int(i): b64 for i, b64 in FRAME.findall(player)}
     if not frames:
         return None
-    return base64.b64decode(re.sub(r"[\\\s]", "", frames[max(frames)]))
+    return frame_png(frames[max(frames)])
 
 
 class PlayerFrames(SphinxTransform):

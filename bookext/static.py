@@ -15,7 +15,11 @@ that do not exist offline).
 * :func:`externalise_frames` (``html-page-context``): the frames of a static
   explorer, inline ``data:`` URIs in the notebook's output, become image files under
   ``_images/explorer/`` that a reader's browser fetches only when a control asks for
-  them, and the saved widget state (read above) is not embedded in the page.
+  them, and the saved widget state (read above) is not embedded in the page. The
+  frames of a player (:func:`attnlib.viz.player_html`) become files under
+  ``_images/player/`` too (its script loads them all at once, as it did from its
+  ``data:`` URIs, which weighed a third more). The image of either is held at its
+  legible width (:func:`bookext.legible.hold`), as the page check measures it.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from docutils import nodes
 from sphinx.transforms import SphinxTransform
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
+from .latex import FRAME, frame_png
 from .legible import hold
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -44,6 +49,9 @@ EXPLORER = re.compile(
 DATA_URI = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=]+)")
 # the image of an explorer, with the frame of the controls' first values
 FRAME_IMG = re.compile(r'<img class="attnlib-explorer-frame" src="data:[^"]*"[^>]*>')
+# a to_jshtml player: its image (no src: its script sets it), then up to the
+# script's call that gives it its frames (``FRAME``, one by one before the call)
+PLAYER = re.compile(r'(<img id="_anim_img\w+"[^>]*>)(.*?)(new Animation\(frames)', re.S)
 
 
 IPYTHONDIR = Path(__file__).resolve().parent / "ipython"
@@ -147,21 +155,26 @@ class StaticProgressBars(SphinxPostTransform):
             bundle.replace_self(new)
 
 
-def _frame_file(outdir: Path, b64: str) -> str:
-    data = base64.b64decode(b64)
-    name = hashlib.sha256(data).hexdigest()[:20] + ".png"
-    path = outdir / "_images" / "explorer" / name
+def frame_name(png: bytes) -> str:
+    """The file name of a frame of an explorer or a player, from its bytes."""
+    return hashlib.sha256(png).hexdigest()[:20] + ".png"
+
+
+def _frame_file(outdir: Path, png: bytes, folder: str) -> str:
+    name = frame_name(png)
+    path = outdir / "_images" / folder / name
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-    return f"_images/explorer/{name}"
+        path.write_bytes(png)
+    return f"_images/{folder}/{name}"
 
 
 def externalise_frames(
     app: Any, pagename: str, templatename: str, context: dict, doctree: Any
 ) -> None:
-    """``html-page-context``: explorer frames become files; no widget state script,
-    and no script twice (sphinx-thebe's settings are added twice by Jupyter Book,
+    """``html-page-context``: the frames of explorers and players become files, and
+    their images are held at their legible width; no widget state script, and no
+    script twice (sphinx-thebe's settings are added twice by Jupyter Book,
     which is a JavaScript error: a ``const`` declared again)."""
     scripts = context.get("script_files")
     if isinstance(scripts, list):
@@ -181,7 +194,7 @@ def externalise_frames(
         body = context["body"] = body.replace(
             'role="list" class="citation-list"', 'class="citation-list"'
         )
-    if not body or "attnlib-explorer" not in body:
+    if not body or ("attnlib-explorer" not in body and "_anim_img" not in body):
         return
     outdir = Path(app.builder.outdir)
     pathto = context["pathto"]
@@ -193,11 +206,38 @@ def externalise_frames(
             png = base64.b64decode(DATA_URI.search(frame.group(0)).group(1))
             inner = inner.replace(frame.group(0), hold(frame.group(0), png), 1)
         inner = DATA_URI.sub(
-            lambda d: pathto(_frame_file(outdir, d.group(1)), 1), inner
+            lambda d: pathto(
+                _frame_file(outdir, base64.b64decode(d.group(1)), "explorer"), 1
+            ),
+            inner,
         )
         return match.group(1) + inner + match.group(3)
 
-    context["body"] = EXPLORER.sub(move, body)
+    def move_player(match: re.Match) -> str:
+        frames: list[bytes] = []
+
+        def file(frame: re.Match) -> str:
+            png = frame_png(frame.group(2))
+            frames.append(png)
+            uri = pathto(_frame_file(outdir, png, "player"), 1)
+            return f'frames[{frame.group(1)}] = "{uri}"'
+
+        inner = FRAME.sub(file, match.group(2))
+        return _hold_player(match.group(1), frames) + inner + match.group(3)
+
+    context["body"] = PLAYER.sub(move_player, EXPLORER.sub(move, body))
+
+
+def _hold_player(tag: str, frames: list[bytes]) -> str:
+    """The image of a player held at the legible width of the frame whose text is
+    the smallest (all its frames have one size, so that every one reads)."""
+    from attnlib.viz import smallest_text
+
+    sizes = [(smallest_text(png), png) for png in frames]
+    marked = [(text, png) for text, png in sizes if text is not None]
+    if not marked:  # not drawn by attnlib.viz.player_html: not measured
+        return tag
+    return hold(tag, min(marked, key=lambda m: m[0])[1])
 
 
 FIGURE_TEXT = "Figure: "

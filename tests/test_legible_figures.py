@@ -9,7 +9,13 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pytest
 
-from attnlib.viz import mark_text_size, record_text_sizes, smallest_text
+from attnlib.viz import (
+    frame_dpi,
+    mark_text_size,
+    player_html,
+    record_text_sizes,
+    smallest_text,
+)
 from bookext.legible import (
     MIN_TEXT_PX,
     PHONE_COLUMN,
@@ -162,7 +168,7 @@ def test_explorer_frames_are_drawn_with_legible_text_and_held_on_a_phone(tmp_pat
     record that size, and the page holds the explorer's image at its legible width."""
     import ipywidgets as widgets
 
-    from attnlib.widgets._static import Axis, StaticSpec, explorer_html, frame_dpi
+    from attnlib.widgets._static import Axis, StaticSpec, explorer_html
     from bookext.static import externalise_frames
 
     fig, axes = plt.subplots(1, 3, figsize=(9, 2.5))
@@ -200,3 +206,117 @@ def test_explorer_frames_are_drawn_with_legible_text_and_held_on_a_phone(tmp_pat
     # scrolls sideways on a phone
     assert f"--attnlib-legible-width: {width}px" in body and width > PHONE_COLUMN
     assert body.count('class="attnlib-legible"') == 1
+
+
+def _animation(legends=(7, 7, 7), figsize=(4, 2.5)):
+    """A tiny animation at 72 dpi: one line, its legend ``legends[k]`` points in
+    frame ``k``."""
+    from matplotlib.animation import FuncAnimation
+
+    fig, ax = plt.subplots(figsize=figsize, dpi=72)
+
+    def draw(k):
+        ax.clear()
+        ax.plot([0, 1], [0, k + 1], label="line")
+        ax.legend(fontsize=legends[k])
+
+    anim = FuncAnimation(fig, draw, frames=len(legends), interval=100)
+    plt.close(fig)
+    return anim
+
+
+def _page(body, tmp_path):
+    """``body`` as ``externalise_frames`` leaves it in a page of ``tmp_path``."""
+    from bookext.static import externalise_frames
+
+    class Builder:
+        outdir = str(tmp_path)
+
+    class App:
+        builder = Builder()
+
+    context = {"body": body, "pathto": lambda name, _: "../" + name}
+    externalise_frames(App(), "page", "page.html", context, None)
+    return context["body"]
+
+
+def test_player_frames_are_drawn_with_legible_text_and_held_on_a_phone(tmp_path):
+    """A player of an animation drawn at 72 dpi with a 7-point legend would show
+    7 px text even at full size: its frames are drawn at the dpi that makes the
+    smallest text 9 px and record that size; the page moves them into files, which
+    the page check measures, and holds the player's image at its legible width."""
+    from bookext.latex import FRAME, frame_png
+    from bookext.static import frame_name
+    from tools.check_html import figure_images
+
+    player = player_html(_animation())
+    frames = [frame_png(b64) for _, b64 in FRAME.findall(player)]
+    assert len(frames) == 3
+    assert [smallest_text(f) for f in frames] == [pytest.approx(MIN_TEXT_PX)] * 3
+    width = png_size(frames[0])[0]
+    assert width == pytest.approx(4 * 72 * 9 / 7, abs=1)  # 370 px, not 288
+    body = _page(player, tmp_path)
+    assert "data:image/png" not in body
+    names = {frame_name(f) for f in frames}
+    assert {p.name for p in (tmp_path / "_images" / "player").glob("*.png")} == names
+    assert all(f'"../_images/player/{name}"' in body for name in names)
+    # held at the width where its 9 px text is 9 px: its own width, in a box that
+    # scrolls sideways on a phone
+    assert f'<img style="--attnlib-legible-width: {width}px" id="_anim_img' in body
+    assert width > PHONE_COLUMN and body.count('class="attnlib-legible"') == 1
+    # the page check knows the frames as figures: one that records no text fails
+    outputs = [{"output_type": "display_data", "data": {"text/html": player}}]
+    assert figure_images({"cells": [{"outputs": outputs}]}) == names
+
+
+def test_a_player_is_drawn_at_the_dpi_of_its_smallest_text_in_any_frame(tmp_path):
+    """The first frame sets the dpi; a later frame with a smaller legend (6 points,
+    6 px at 72 dpi) draws the player again at the dpi that makes it 9 px, and the
+    page holds the image at the legible width of that frame, not the first's."""
+    from bookext.latex import FRAME, frame_png
+
+    player = player_html(_animation(legends=(9, 9, 6)), colors=None)
+    frames = [frame_png(b64) for _, b64 in FRAME.findall(player)]
+    sizes = [smallest_text(f) for f in frames]
+    assert sizes == pytest.approx([9 * 9 / 6, 9 * 9 / 6, MIN_TEXT_PX])
+    assert {png_size(f) for f in frames} == {png_size(frames[0])}
+    width = png_size(frames[0])[0]
+    assert width == pytest.approx(4 * 72 * 9 / 6, abs=1)
+    assert f"--attnlib-legible-width: {width}px" in _page(player, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="the Debian package chromium is missing")
+def test_in_chromium_at_390_px_a_held_player_is_measured_and_passes(browser, tmp_path):
+    """A player as the book's CSS shows it at 390 px, its script running: the check
+    measures the frame it shows at 9 px, and the player scrolls in its box instead
+    of widening the page."""
+    from bookext.latex import FRAME, frame_png
+    from bookext.static import frame_name
+
+    player = player_html(_animation())
+    names = {frame_name(frame_png(b64)) for _, b64 in FRAME.findall(player)}
+    (tmp_path / "book").mkdir()
+    path = tmp_path / "book" / "page.html"
+    path.write_text(
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>t</title><link rel='stylesheet' href='{CSS.as_uri()}'>"
+        "<style>main { padding: 0 16px; } body { margin: 0; }</style></head>"
+        f"<body><main><div class='cell_output'>{_page(player, tmp_path)}</div>"
+        "</main></body></html>",
+        encoding="utf-8",
+    )
+    page = browser.new_page(viewport={"width": 390, "height": 800})
+    try:
+        page.goto(path.as_uri(), wait_until="load")
+        page.wait_for_function("document.querySelector('main img').naturalWidth > 0")
+        measures = page.evaluate(_FIGURES)
+        wide = page.evaluate("document.documentElement.scrollWidth")
+        box = page.locator(".attnlib-legible")
+        assert box.evaluate("el => el.scrollWidth > el.clientWidth")
+    finally:
+        page.close()
+    assert len(measures) == 1 and measures[0]["url"].endswith(tuple(names))
+    failures, smallest = text_failures(measures, names)
+    assert failures == [] and MIN_TEXT_PX <= smallest < MIN_TEXT_PX + 0.1
+    assert wide <= 390

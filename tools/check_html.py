@@ -45,11 +45,11 @@ of the chapters are read from the execution cache next to the HTML directory
    of every static explorer changes its figure; at 390 px the sidebar toggle opens the
    table of contents, wide equations scroll in their box with the number clear of the
    formula, nothing is wider than the screen, and the smallest text of every figure
-   drawn by a chapter's code (:func:`figure_images`) is at least 9 px high on screen
-   (its PNG records that text's height in its pixels, :mod:`bookext.legible`; the
-   figure's width on screen over its width in pixels scales it; folded parts are
-   opened; the smallest of each page is printed). The weight of each page is
-   printed.
+   drawn by a chapter's code, players' frames included (:func:`figure_images`), is at
+   least 9 px high on screen (its PNG records that text's height in its pixels,
+   :mod:`bookext.legible`; the figure's width on screen over its width in pixels
+   scales it; folded parts are opened; the smallest of each page is printed). The
+   weight of each page is printed.
    After MathJax has run, no text of a chapter page outside the typeset formulas,
    code and scripts holds a TeX command or a pair of dollars (maths that Markdown
    cut, or that MathJax left alone); the other pages are read the same way without a
@@ -248,14 +248,21 @@ def notebook_failures(nb: dict, name: str) -> tuple[list[str], int]:
 def figure_images(nb: dict) -> set[str]:
     """File names of the images (``_images/<sha256>.png``, as myst-nb names them) of
     the figures an executed notebook draws: its ``image/png`` outputs whose text
-    is a figure's (``Figure: ...``), each of which records the size of its
+    is a figure's (``Figure: ...``), and the frames of its players
+    (:func:`attnlib.viz.player_html`, ``_images/player/<name>`` in the page,
+    :func:`bookext.static.frame_name`), each of which records the size of its
     smallest text."""
     import base64
+
+    from bookext.latex import FRAME, frame_png
+    from bookext.static import frame_name
 
     names = set()
     for cell in nb.get("cells", []):
         for out in cell.get("outputs", []):
             data = out.get("data", {})
+            for _, b64 in FRAME.findall(_text(data.get("text/html", ""))):
+                names.add(frame_name(frame_png(b64)))
             if "image/png" in data and FIGURE_TEXT.search(
                 _text(data.get("text/plain", ""))
             ):

@@ -7,6 +7,7 @@ self-contained player that the static HTML pages show.
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import io
 import re
@@ -18,6 +19,7 @@ from typing import Any
 
 __all__ = [
     "describe",
+    "frame_dpi",
     "player_html",
     "record_text_sizes",
     "mark_text_size",
@@ -27,10 +29,6 @@ __all__ = [
 _EXTERNAL_LINK = re.compile(r"<link\b[^>]*href=\"(?:https?:)?//[^\"]*\"[^>]*>", re.S)
 _PLAYER_IMG = re.compile(r'<img id="(_anim_img\w+)">')
 _PLAYER_SLIDER = re.compile(r'(<input id="_anim_slider\w+" type="range")')
-# a frame of a to_jshtml player: base64 broken into lines that end with a backslash
-_PLAYER_FRAME = re.compile(
-    r'(frames\[\d+\] = "data:image/png;base64,)([A-Za-z0-9+/=\\\s]+)"'
-)
 
 
 _TEX = {
@@ -198,6 +196,29 @@ def record_text_sizes() -> Iterator[list[float]]:
         Text.draw = original
 
 
+def frame_dpi(fig: Any, dpi: float) -> float:
+    """The dpi at which every text of ``fig`` is at least :data:`MIN_TEXT_PX` high,
+    and at least ``dpi`` (a text of 8 points is 8 pixels at 72 dpi): what the
+    frames of an explorer or a player are drawn at.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots(dpi=72)
+    >>> _ = ax.legend(handles=ax.plot([0, 1], label="line"), fontsize=6)
+    >>> frame_dpi(fig, 72)  # the legend's 6 points drawn 9 px high
+    108.0
+    >>> frame_dpi(fig, 200)  # never lowered
+    200
+    >>> plt.close(fig)
+    """
+    with record_text_sizes() as sizes:
+        fig.savefig(io.BytesIO(), format="png", dpi=dpi)
+    if not sizes:
+        return dpi
+    return max(dpi, dpi * MIN_TEXT_PX / min(sizes))
+
+
 def _chunks(png: bytes) -> Iterator[tuple[int, bytes, bytes]]:
     """(offset, type, data) of the chunks of a PNG, up to its first ``IDAT``."""
     if not isinstance(png, bytes | bytearray) or not png.startswith(_PNG):
@@ -286,7 +307,16 @@ _IHDR += struct.pack(">I", zlib.crc32(_IHDR[4:]) & 0xFFFFFFFF)
 
 
 def player_html(anim: Any, alt: str | None = None, colors: int | None = 256) -> str:
-    """The ``to_jshtml`` player of a matplotlib animation, without links to a CDN.
+    """The ``to_jshtml`` player of a matplotlib animation, legible on a phone and
+    without links to a CDN.
+
+    Its frames are drawn at the dpi that makes their smallest text
+    :data:`MIN_TEXT_PX` high (:func:`frame_dpi` of the figure as it shows the first
+    frame, or more where a later frame's text is smaller; the figure's own dpi when
+    its text is that large already), and each frame's PNG records the height of its
+    smallest text (:func:`mark_text_size`), so that the page can hold the player
+    at the width where that text reads (``bookext``) and the page check can
+    measure it.
 
     matplotlib's player links Font Awesome 4 from ``maxcdn.bootstrapcdn.com``; the
     book's theme already ships Font Awesome (whose ``fa`` classes draw the buttons),
@@ -308,7 +338,7 @@ def player_html(anim: Any, alt: str | None = None, colors: int | None = 256) -> 
     alt : str, optional
         Alternative text of the player's image.
     colors : int in [2, 256] or None
-        Size of the frames' palette; ``None`` keeps matplotlib's frames as they are.
+        Size of the frames' palette; ``None`` keeps matplotlib's pixels as they are.
 
     Returns
     -------
@@ -322,11 +352,7 @@ def player_html(anim: Any, alt: str | None = None, colors: int | None = 256) -> 
             )
         if not 2 <= colors <= 256:
             raise ValueError(f"colors must be in [2, 256] or None, got {colors}")
-    page = _EXTERNAL_LINK.sub("", anim.to_jshtml())
-    if colors is not None:
-        page = _PLAYER_FRAME.sub(
-            lambda m: m.group(1) + _palette_frame(m.group(2), colors) + '"', page
-        )
+    page = _EXTERNAL_LINK.sub("", _jshtml(anim, colors))
     if alt is None:
         frames = getattr(anim, "_save_count", None) or len(
             list(getattr(anim, "_framedata", []) or [])
@@ -338,23 +364,91 @@ def player_html(anim: Any, alt: str | None = None, colors: int | None = 256) -> 
     return _PLAYER_SLIDER.sub(r'\1 aria-label="Frame of the animation"', page, count=1)
 
 
-def _palette_frame(b64: str, colors: int) -> str:
-    """A frame's base64 PNG, as a palette PNG of ``colors`` colours if it is opaque
-    and that is smaller (else unchanged)."""
+def _jshtml(anim: Any, colors: int | None) -> str:
+    """``anim.to_jshtml()`` with legible frames that record their text size.
+
+    ``to_jshtml`` draws the frames at the figure's dpi and takes no other; it saves
+    the animation with matplotlib's ``HTMLWriter``, as this does with
+    :func:`_writer`, whose frames are drawn at :func:`frame_dpi` of the first (the
+    fps and the mode at the end are ``to_jshtml``'s defaults). Where a later frame
+    draws a smaller text than the first, the animation is drawn again at the dpi
+    that makes that text :data:`MIN_TEXT_PX` high.
+    """
+    import tempfile
+    from pathlib import Path
+
+    options: dict[str, Any] = {
+        "default_mode": "loop" if getattr(anim, "_repeat", False) else "once"
+    }
+    if getattr(anim, "_interval", None):
+        options["fps"] = 1000 / anim._interval
+
+    def save(dpi: float | None) -> tuple[str, Any]:
+        writer = _writer()(colors, **options)
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder, "player.html")
+            anim.save(str(path), writer=writer, dpi=dpi)
+            return path.read_text(encoding="utf-8"), writer
+
+    page, writer = save(None)
+    if writer.smallest < MIN_TEXT_PX - 0.01:
+        page, _ = save(writer.dpi * MIN_TEXT_PX / writer.smallest)
+    return page
+
+
+@functools.cache
+def _writer() -> type:
+    """matplotlib's ``HTMLWriter`` (frames embedded) whose frames are legible: the
+    first frame sets the dpi of all (:func:`frame_dpi`), each records the size of
+    its smallest text (the smallest of all frames is its ``smallest``), and each
+    is stored with a palette (:func:`_palette_png`)."""
+    from matplotlib.animation import HTMLWriter
+
+    class LegibleFrames(HTMLWriter):
+        def __init__(self, colors: int | None, **options: Any) -> None:
+            super().__init__(embed_frames=True, **options)
+            self.colors = colors
+
+        def setup(self, *args: Any, **kwargs: Any) -> None:
+            super().setup(*args, **kwargs)
+            self.dpi_chosen = False
+            self.smallest = float("inf")
+
+        def grab_frame(self, **savefig_kwargs: Any) -> None:
+            if not self.dpi_chosen:  # the figure shows the first frame now
+                self.dpi = frame_dpi(self.fig, self.dpi)
+                self.dpi_chosen = True
+            count = len(self._saved_frames)
+            with record_text_sizes() as sizes:
+                super().grab_frame(**savefig_kwargs)
+            if len(self._saved_frames) == count:  # over matplotlib's embed limit
+                return
+            png = base64.b64decode(self._saved_frames[-1])
+            if self.colors is not None:
+                png = _palette_png(png, self.colors)
+            png = mark_text_size(png, sizes)
+            self.smallest = min([self.smallest, *sizes])
+            self._saved_frames[-1] = base64.encodebytes(png).decode("ascii")
+
+    return LegibleFrames
+
+
+def _palette_png(data: bytes, colors: int) -> bytes:
+    """A PNG as a palette PNG of ``colors`` colours if it is opaque and that is
+    smaller (else unchanged)."""
     from PIL import Image  # a dependency of matplotlib
 
-    data = base64.b64decode(re.sub(r"[\\\s]", "", b64))
     image = Image.open(io.BytesIO(data))
     if image.mode not in ("RGB", "RGBA"):
-        return b64
+        return data
     if image.mode == "RGBA":
         if image.getchannel("A").getextrema() != (255, 255):
-            return b64  # transparency: a palette would lose it
+            return data  # transparency: a palette would lose it
         image = image.convert("RGB")
     # method 0 is median cut, dither 0 none (the enums' values since Pillow 6)
     palette = image.quantize(colors=colors, method=0, dither=0)
     out = io.BytesIO()
     palette.save(out, format="PNG", optimize=True)
     if out.tell() >= len(data):
-        return b64
-    return base64.b64encode(out.getvalue()).decode("ascii")
+        return data
+    return out.getvalue()

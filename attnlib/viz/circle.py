@@ -80,7 +80,7 @@ def draw_particles(
     ax_r.set_ylim(0, 1.05)
     ax_r.set_xlabel("t")
     ax_r.set_title(r"$|\frac{1}{n}\sum_j e^{ik\theta_j}|$", fontsize=10)
-    ax_r.legend(fontsize=7, loc="lower right")
+    ax_r.legend(fontsize=9, loc="lower right")
 
 
 def particles_figure(times: np.ndarray, states: np.ndarray, title: str = "") -> Any:
@@ -99,7 +99,7 @@ def particles_beta_animation(
     """Space-time diagrams of SA particles, one frame per ``beta`` (same data)."""
     runs = [particle_run(b, n, t_final=t_final, n_frames=61, seed=seed) for b in betas]
     fig, axes = plt.subplots(
-        1, 3, figsize=(9, 3), dpi=70, gridspec_kw={"width_ratios": [1, 1.6, 1.4]}
+        1, 3, figsize=(9, 3), dpi=72, gridspec_kw={"width_ratios": [1, 1.6, 1.4]}
     )
 
     def frame(i):
@@ -143,7 +143,7 @@ def draw_density(
     ax.set_xlim(0, TWO_PI)
     ax.set_xlabel(r"$\theta$")
     ax.set_ylabel(r"$\rho(t, \theta)$")
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=9, loc="upper right")
 
 
 def density_figure(
@@ -170,7 +170,7 @@ def density_animation(
     sol: DensityTrajectory, particles: np.ndarray | None = None, title: str = ""
 ) -> FuncAnimation:
     """One frame per output time of the mean-field density (and particle histograms)."""
-    fig, ax = plt.subplots(figsize=(5, 3.6), dpi=70)
+    fig, ax = plt.subplots(figsize=(5, 3.6), dpi=72)
     top = 1.1 * float(np.max(sol.states))
 
     def frame(k):

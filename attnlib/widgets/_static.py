@@ -125,19 +125,6 @@ def every(values: Sequence[Any], step: int) -> list[Any]:
     return [v.item() if hasattr(v, "item") else v for v in picked]
 
 
-def frame_dpi(fig: Any, dpi: float) -> float:
-    """The dpi at which every text of ``fig`` is at least
-    ``attnlib.viz.MIN_TEXT_PX`` high, and at least ``dpi`` (a text of 8 points is
-    8 pixels at 72 dpi)."""
-    from attnlib.viz import MIN_TEXT_PX, record_text_sizes
-
-    with record_text_sizes() as sizes:
-        fig.savefig(io.BytesIO(), format="png", dpi=dpi)
-    if not sizes:
-        return dpi
-    return max(dpi, dpi * MIN_TEXT_PX / min(sizes))
-
-
 def _png(fig: Any, dpi: float) -> bytes:
     """The figure as a PNG that records the height of its smallest text
     (:func:`attnlib.viz.mark_text_size`), so that the page can keep it legible."""
@@ -178,6 +165,8 @@ def render_frames(spec: StaticSpec) -> tuple[list[bytes], dict[str, int], int]:
     default : int
         Position of the frame of the values the controls had.
     """
+    from attnlib.viz import frame_dpi
+
     start = [a.control.value for a in spec.axes]
     frames: list[bytes] = []
     seen: dict[str, int] = {}
