@@ -155,9 +155,7 @@ def test_the_book_executor_stops_a_sleeping_cell_and_names_it(tmp_path):
     build = tmp_path / "_build"
     start = time.monotonic()
     # the executor sizes the kernels' BLAS threads itself when nothing else does
-    env = {
-        k: v for k, v in os.environ.items() if k not in execution.BLAS_THREADS
-    }
+    env = {k: v for k, v in os.environ.items() if k not in execution.BLAS_THREADS}
     r = subprocess.run(
         [
             sys.executable,
