@@ -169,7 +169,6 @@ def test_explorer_frames_are_drawn_with_legible_text_and_held_on_a_phone(tmp_pat
     import ipywidgets as widgets
 
     from attnlib.widgets._static import Axis, StaticSpec, explorer_html
-    from bookext.static import externalise_frames
 
     fig, axes = plt.subplots(1, 3, figsize=(9, 2.5))
     slider = widgets.FloatSlider(value=1.0, min=0.5, max=1.5, step=0.5)
@@ -191,16 +190,8 @@ def test_explorer_frames_are_drawn_with_legible_text_and_held_on_a_phone(tmp_pat
     width = png_size(default)[0]
     assert width == pytest.approx(9 * 72 * 9 / 7, abs=1)
 
-    class Builder:
-        outdir = str(tmp_path)
-
-    class App:
-        builder = Builder()
-
-    context = {"body": page, "pathto": lambda name, _: "../" + name}
-    externalise_frames(App(), "page", "page.html", context, None)
+    body = _page(page, tmp_path)
     assert list((tmp_path / "_images" / "explorer").glob("*.png"))
-    body = context["body"]
     assert "data:image/png" not in body
     # held at the width where its 9 px text is 9 px: its own width, in a box that
     # scrolls sideways on a phone
