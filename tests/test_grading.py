@@ -1665,6 +1665,47 @@ def test_memory_and_processes_are_limited_per_sandbox_not_per_process():
     assert not any(d.exists() for d in group.dirs)
 
 
+@NEEDS_BWRAP
+@pytest.mark.skipif(not sandbox.cgroup_kind(), reason="no control groups here")
+def test_the_cpu_limit_holds_for_all_the_processes_of_a_sandbox_together():
+    """Six processes that each stay under the CPU limit of one process (14 s here)
+    are stopped when together they reach it, as a timeout that says so: before,
+    they ran to 84 s of CPU, and a fork bomb of forty held the machine for the
+    whole wall-time limit while the other notebooks waited."""
+    limits = sandbox.Limits(cpu=2, wall_s=600)
+    cells = [
+        "import os\n"
+        "kids = []\n"
+        "for _ in range(6):\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        while True:\n"
+        "            pass\n"
+        "    kids.append(pid)\n"
+        "for pid in kids:\n"
+        "    os.waitpid(pid, 0)\n"
+    ]
+    uid = sandbox.slot_uid(os.getpid(), 5)
+    # a group named as a tester's, by this test process that is none, would be
+    # removed by a tester starting beside it as one of a tester killed
+    name = f"test-{os.getpid()}-5"
+    proc, scratch, group = tester._start(limits, uid, False, False, group_name=name)
+    assert group is not None and group.cpu_seconds() is not None, group
+    channel = tester.Channel(proc, time.monotonic() + limits.wall, limits, group)
+    try:
+        with tester.CpuWatch([channel]):
+            channel.send({"cells": cells, "names": [], "cpu_cells": limits.cpu})
+            with pytest.raises(tester.Stopped) as stopped:
+                channel.recv()
+        used = group.cpu_seconds()
+    finally:
+        tester._end(proc, scratch, group)
+    assert stopped.value.kind == "timeout", stopped.value
+    assert "processes together used up its CPU time (14 s" in str(stopped.value)
+    # stopped when the group reached 14 s: its six processes had about 2.3 s each
+    assert 14 <= used < 14 + 10, used
+
+
 def test_the_reason_of_a_sandbox_stopped_for_its_memory():
     class Group:
         def out_of_memory(self):

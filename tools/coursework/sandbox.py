@@ -192,9 +192,45 @@ def cgroup_kind() -> str:
     return ""
 
 
+#: the hierarchies of cgroup v1 a sandbox's group is made in: memory and processes,
+#: which it needs, and CPU shares and CPU accounting where they are mounted writable
+V1_NEEDED = ("memory", "pids")
+V1_CPU = ("cpu", "cpuacct")
+
+
+def _v1_cpu() -> bool:
+    """Whether the v1 CPU hierarchies are mounted writable."""
+    return all(
+        os.access(CGROUP_ROOT / c, os.W_OK)
+        and (CGROUP_ROOT / c / "cgroup.procs").exists()
+        for c in V1_CPU
+    )
+
+
+def _v1_folders(name: str) -> list[Path]:
+    """The folders of group ``name`` in each v1 hierarchy it is made in: one per
+    hierarchy, so one for ``cpu`` and ``cpuacct`` where they are mounted together."""
+    controllers = list(V1_NEEDED) + (list(V1_CPU) if _v1_cpu() else [])
+    folders: dict[str, Path] = {}
+    for c in controllers:
+        folders.setdefault(
+            os.path.realpath(CGROUP_ROOT / c),
+            CGROUP_ROOT / c / "coursework-grader" / name,
+        )
+    return list(folders.values())
+
+
 class Cgroup:
     """A control group per sandbox: the memory of all its processes together (and
-    of its files in tmpfs) and their number, however many processes it starts.
+    of its files in tmpfs), their number, and their CPU time, however many
+    processes it starts.
+
+    Sandboxes share the CPUs equally (each group has the same CPU weight), so forty
+    busy processes of one notebook weigh as much as one of another; and the tester
+    reads :meth:`cpu_seconds`, the CPU time of all the group's processes together,
+    to stop a sandbox at its CPU limit (:class:`Limits`), which the limit per
+    process alone does not see. Where the CPU controllers are missing,
+    :meth:`cpu_seconds` is None and the limits per process hold alone.
 
     Made by :meth:`create` (None where the system does not allow it); the
     sandbox's first process enters it with :meth:`enter` before it starts anything.
@@ -204,10 +240,11 @@ class Cgroup:
         self.kind, self.name = kind, name
         if kind == "v2":
             self.dirs = [CGROUP_ROOT / "coursework-grader" / name]
+            self.usage = self.dirs[0] / "cpu.stat"
         else:
-            self.dirs = [
-                CGROUP_ROOT / c / "coursework-grader" / name for c in ("memory", "pids")
-            ]
+            self.dirs = _v1_folders(name)
+            self.usage = CGROUP_ROOT / "cpuacct" / "coursework-grader" / name
+            self.usage = self.usage / "cpuacct.usage" if _v1_cpu() else None
         self.memory_mb = 0
 
     @classmethod
@@ -235,18 +272,23 @@ class Cgroup:
             parent.mkdir(exist_ok=True)
             for folder in (CGROUP_ROOT, parent):
                 self._write(folder / "cgroup.subtree_control", "+memory +pids")
+                try:  # equal CPU weights; without it, cpu.stat still counts
+                    self._write(folder / "cgroup.subtree_control", "+cpu")
+                except OSError:
+                    pass
             self.dirs[0].mkdir()
             self._write(self.dirs[0] / "memory.max", str(memory))
             self._write(self.dirs[0] / "memory.swap.max", "0")
             self._write(self.dirs[0] / "pids.max", str(limits.processes))
             return
-        memory_dir, pids_dir = self.dirs
         for folder in self.dirs:
             folder.mkdir(parents=True)
+        memory_dir = CGROUP_ROOT / "memory" / "coursework-grader" / self.name
         self._write(memory_dir / "memory.limit_in_bytes", str(memory))
         swap = memory_dir / "memory.memsw.limit_in_bytes"
         if swap.exists():
             self._write(swap, str(memory))
+        pids_dir = CGROUP_ROOT / "pids" / "coursework-grader" / self.name
         self._write(pids_dir / "pids.max", str(limits.processes))
 
     def enter(self) -> None:
@@ -255,22 +297,37 @@ class Cgroup:
         for folder in self.dirs:
             self._write(folder / "cgroup.procs", str(os.getpid()))
 
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds used so far by all the group's processes together, those
+        that ended included; None where the system does not count them."""
+        try:
+            if self.kind == "v2":
+                stat = self.usage.read_text().split()
+                return int(dict(zip(stat[::2], stat[1::2]))["usage_usec"]) / 1e6
+            if self.usage is None:
+                return None
+            return int(self.usage.read_text()) / 1e9
+        except (OSError, ValueError, KeyError):
+            return None
+
     def out_of_memory(self) -> bool:
         """Whether the kernel killed a process of the group for its memory limit."""
         try:
             if self.kind == "v2":
                 events = (self.dirs[0] / "memory.events").read_text().split()
                 return int(dict(zip(events[::2], events[1::2])).get("oom_kill", 0)) > 0
-            control = (self.dirs[0] / "memory.oom_control").read_text().split()
+            memory_dir = CGROUP_ROOT / "memory" / "coursework-grader" / self.name
+            control = (memory_dir / "memory.oom_control").read_text().split()
             fields = dict(zip(control[::2], control[1::2]))
             if "oom_kill" in fields:
                 return int(fields["oom_kill"]) > 0
-            return int((self.dirs[0] / "memory.failcnt").read_text()) > 0
+            return int((memory_dir / "memory.failcnt").read_text()) > 0
         except (OSError, ValueError):
             return False
 
-    def remove(self) -> None:
-        """Kill what is left in the group and remove it."""
+    def kill(self) -> None:
+        """Kill every process of the group, until none is left (a process that
+        forks while it is killed leaves a child: it is killed at the next pass)."""
         import signal
         import time
 
@@ -290,6 +347,10 @@ class Cgroup:
             if not left:
                 break
             time.sleep(0.1)
+
+    def remove(self) -> None:
+        """Kill what is left in the group and remove it."""
+        self.kill()
         for folder in self.dirs:
             try:
                 folder.rmdir()
@@ -317,7 +378,7 @@ def remove_stale_groups() -> list[str]:
     parents = (
         [CGROUP_ROOT / "coursework-grader"]
         if kind == "v2"
-        else [CGROUP_ROOT / c / "coursework-grader" for c in ("memory", "pids")]
+        else [folder.parent for folder in _v1_folders("-")]
     )
     names: set[str] = set()
     for parent in parents:

@@ -34,6 +34,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -379,6 +380,12 @@ class Channel:
             signum == signal.SIGKILL and cpu is not None and cpu >= limit - 1
         ):
             return f"the notebook used up its CPU time ({limit:g} s)", "timeout"
+        used = self.group.cpu_seconds() if self.group is not None else None
+        if used is not None and used >= limit:
+            return (
+                f"the notebook's processes together used up its CPU time "
+                f"({limit:g} s; they used {used:.0f} s)"
+            ), "timeout"
         if signum == signal.SIGKILL and cpu is None:
             return (
                 "the notebook's process was killed (SIGKILL): it used up its CPU "
@@ -452,6 +459,40 @@ class StudentFunction:
 
     def __repr__(self):
         return f"<function {self._name} of the submission>"
+
+
+class CpuWatch:
+    """Stops a sandbox whose processes together used up the notebook's CPU time
+    (``2 cpu + 10`` s, read from its control group twice a second): the limit per
+    process does not see forty processes that each stay under it. The channel then
+    finds its process gone and says why (:meth:`Channel._why_gone`)."""
+
+    PERIOD = 0.5
+
+    def __init__(self, channels: list[Channel]):
+        self.groups = [c.group for c in channels if c.group is not None]
+        self.limit = 2 * channels[0].limits.cpu + 10 if channels else 0.0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        watched = list(self.groups)
+        while watched and not self.done.wait(self.PERIOD):
+            for group in list(watched):
+                used = group.cpu_seconds()
+                if used is None:
+                    watched.remove(group)
+                elif used >= self.limit:
+                    group.kill()
+                    watched.remove(group)
+
+    def __enter__(self) -> "CpuWatch":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.done.set()
+        self.thread.join(timeout=10)
 
 
 def wait_usage(proc: subprocess.Popen, timeout: float):
@@ -674,13 +715,17 @@ def _run_case(assignment, case, channels, answers, needs) -> bool:
     return True
 
 
-def _start(limits: sandbox.Limits, uid: int, unsafe: bool, absent: bool):
+def _start(
+    limits: sandbox.Limits, uid: int, unsafe: bool, absent: bool, group_name: str = ""
+):
     """Start the harness in a sandbox (without attnlib if ``absent``) in a control
     group of its own where the system allows one: the process, its scratch folder
-    (without a sandbox only) and its control group (or None)."""
+    (without a sandbox only) and its control group (or None). The group is named
+    ``<tester pid>-<uid>`` (what :func:`sandbox.remove_stale_groups` reads) unless
+    ``group_name`` is given."""
     cmd, env = sandbox.command(uid, limits, unsafe=unsafe, absent=absent)
     scratch = env.pop("GRADER_SCRATCH", None)
-    group = sandbox.Cgroup.create(f"{os.getpid()}-{uid}", limits)
+    group = sandbox.Cgroup.create(group_name or f"{os.getpid()}-{uid}", limits)
 
     def prepare():
         _restore_memory()
@@ -792,6 +837,7 @@ def grade(
         for k, (proc, _, group) in started.items()
     }
     task = {"cells": cells, "names": assignment.names, "cpu_cells": limits.cpu}
+    watch = CpuWatch(list(channels.values())).__enter__()
     try:
         for channel in channels.values():
             channel.send(task)
@@ -835,6 +881,7 @@ def grade(
         result["reason"] = f"{exc}; scored 0"
         result["scores"] = {q: 0.0 for q, _ in assignment.questions}
     finally:
+        watch.__exit__()
         for proc, scratch, group in started.values():
             _end(proc, scratch, group)
     if result["cell_errors"] and result["status"] == "graded":
