@@ -1770,18 +1770,9 @@ def test_magics_that_jupyter_accepts_run(tmp_path):
     assert backend.lower() == "agg"
 
 
-def test_a_dead_tester_costs_one_row_and_a_run_without_results_fails(
-    tmp_path, monkeypatch
-):
-    """A tester that fails on one notebook gives that notebook a failed row and
-    grades the rest; testers that all die leave the rest as failed rows named in
-    an error (a non-zero exit), never a short gradebook."""
-    folder = tmp_path / "subs"
-    folder.mkdir()
-    nb = {"cells": [{"cell_type": "code", "source": "x = 1"}], "metadata": {}}
-    for name in ("ann", "bob", "cat"):
-        (folder / f"{name}.ipynb").write_text(json.dumps(nb))
-    entries, _ = cwgrade.collect(folder, SLUG)
+def _fake_run(monkeypatch, entries, ran=None):
+    """Grade ``entries`` with testers that give every notebook 5 points, or raise
+    what ``fail`` names for its file; the files they were given go to ``ran``."""
     info = {"title": "A1", "questions": QUESTIONS}
 
     class Fake:
@@ -1789,6 +1780,8 @@ def test_a_dead_tester_costs_one_row_and_a_run_without_results_fails(
             self.fail = fail
 
         def grade(self, task, timeout):
+            if ran is not None:
+                ran.append(task["id"])
             if task["id"] in self.fail:
                 raise self.fail[task["id"]]
             return {"status": "graded", "scores": {"q1": 3.0, "q2": 2.0}}
@@ -1809,6 +1802,62 @@ def test_a_dead_tester_costs_one_row_and_a_run_without_results_fails(
         )
         return cwgrade._grade_locked(run, entries, 0)
 
+    return run
+
+
+def test_notebooks_with_the_same_code_cells_are_run_once(tmp_path, monkeypatch, capsys):
+    """A class hands in the unchanged notebook many times, and copies: a notebook
+    is graded from its code cells alone, so the same cells (outputs, metadata and
+    Markdown aside) are run once and their result is every such file's, each
+    saved under its own name; a different cell is run on its own."""
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    code = [{"cell_type": "code", "source": "x = 1", "outputs": []}]
+    notes = {"cell_type": "markdown", "source": "my answer"}
+    variants = {
+        "ann": {"cells": code, "metadata": {}},
+        "bob": {"cells": [notes, *code], "metadata": {"kernelspec": {"name": "x"}}},
+        "cat": {"cells": code, "metadata": {}, "nbformat": 4},
+        "dan": {"cells": [{**code[0], "source": "x = 1 "}], "metadata": {}},
+    }
+    for name, nb in variants.items():
+        (folder / f"{name}.ipynb").write_text(json.dumps(nb))
+    entries, _ = cwgrade.collect(folder, SLUG)
+    ran: list[str] = []
+    grades = _fake_run(monkeypatch, entries, ran)({}, tmp_path / "out")
+    assert sorted(ran) == ["ann.ipynb", "dan.ipynb"], ran
+    assert "4 of 4 file(s)" in capsys.readouterr().err
+    assert {g.student: g.total for g in grades} == dict.fromkeys(variants, 5.0)
+    state = json.loads((tmp_path / "out" / ".state.json").read_text())
+    assert sorted(state["results"]) == [f"{n}.ipynb" for n in variants]
+    for name in variants:  # each under the hash of its own file
+        raw = (folder / f"{name}.ipynb").read_bytes()
+        assert (
+            state["results"][f"{name}.ipynb"]["sha256"]
+            == cwgrade.hashlib.sha256(raw).hexdigest()
+        )
+    # the twin of a notebook whose tester failed fails with it, and is run again
+    ran.clear()
+    grades = _fake_run(monkeypatch, entries, ran)(
+        {"ann.ipynb": ValueError("broken")}, tmp_path / "again"
+    )
+    by = {g.student: g for g in grades}
+    assert by["bob"].status == by["cat"].status == "failed" and by["dan"].total == 5
+
+
+def test_a_dead_tester_costs_one_row_and_a_run_without_results_fails(
+    tmp_path, monkeypatch
+):
+    """A tester that fails on one notebook gives that notebook a failed row and
+    grades the rest; testers that all die leave the rest as failed rows named in
+    an error (a non-zero exit), never a short gradebook."""
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    for i, name in enumerate(("ann", "bob", "cat")):
+        nb = {"cells": [{"cell_type": "code", "source": f"x = {i}"}], "metadata": {}}
+        (folder / f"{name}.ipynb").write_text(json.dumps(nb))
+    entries, _ = cwgrade.collect(folder, SLUG)
+    run = _fake_run(monkeypatch, entries)
     grades = run({"bob.ipynb": ValueError("message of 80 MB")}, tmp_path / "one")
     by = {g.student: g for g in grades}
     assert by["bob"].status == "failed" and "80 MB" in by["bob"].reason

@@ -385,16 +385,36 @@ class _Saved:
     grades: dict
     progress: Progress
     questions: list
+    # files whose code cells are those of a file that is run: its result is theirs
+    twins: dict = field(default_factory=dict)
 
     def add(self, entry: Entry, sha: str, result: dict) -> None:
-        g = _grade_from(entry, result, self.questions)
-        self.grades[entry.rel] = g
-        if g.status in UNCACHED:  # graded again at the next run
-            self.state["results"].pop(entry.rel, None)
+        for e, h in [(entry, sha), *self.twins.get(entry.rel, [])]:
+            g = _grade_from(e, result, self.questions)
+            self.grades[e.rel] = g
+            if g.status in UNCACHED:  # graded again at the next run
+                self.state["results"].pop(e.rel, None)
+            else:
+                self.state["results"][e.rel] = {"sha256": h, "result": result}
+            atomic_write(self.path, json.dumps(self.state))
+            self.progress.update(g)
+
+
+def _run_once(todo: list) -> tuple[list, dict]:
+    """The files to run, one per distinct list of code cells (a notebook is graded
+    from its code cells alone: the same cells get the same result), and for each
+    the other files with the same cells."""
+    first: dict[str, tuple] = {}
+    twins: dict[str, list] = {}
+    for entry, cells, sha in todo:
+        key = hashlib.sha256(
+            json.dumps(cells, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        ).hexdigest()
+        if key in first:
+            twins.setdefault(first[key][0].rel, []).append((entry, sha))
         else:
-            self.state["results"][entry.rel] = {"sha256": sha, "result": result}
-        atomic_write(self.path, json.dumps(self.state))
-        self.progress.update(g)
+            first[key] = (entry, cells, sha)
+    return list(first.values()), twins
 
 
 def _grade_locked(run: GradingRun, entries: list[Entry], hidden: int) -> list[Grade]:
@@ -441,18 +461,27 @@ def _grade_locked(run: GradingRun, entries: list[Entry], hidden: int) -> list[Gr
             reused += 1
         else:
             todo.append((e, cells, sha))
-    workers = max(1, min(run.jobs or os.cpu_count() or 1, len(todo) or 1))
+    once, twins = _run_once(todo)
+    workers = max(1, min(run.jobs or os.cpu_count() or 1, len(once) or 1))
+    same = len(todo) - len(once)
     print(
         f"grading {len(todo)} of {len(entries)} file(s) of {run.slug} with "
         f"{workers} worker(s), at most {run.limits.cpu:g} s of CPU each"
+        + (
+            f"; {same} with the same code cells as another, run once"
+            if same > 0
+            else ""
+        )
         + (f"; {reused} unchanged since the last run" if reused > 0 else "")
         + (f"; {hidden} hidden file(s) passed over" if hidden else ""),
         file=sys.stderr,
     )
     if run.unsafe and sandbox.bwrap() is None:
         print("WARNING: no sandbox (--unsafe-no-sandbox)", file=sys.stderr)
-    saved = _Saved(state_path, state, grades, Progress(len(todo), possible), questions)
-    interrupted = _run(run, todo, workers, saved) if todo else False
+    saved = _Saved(
+        state_path, state, grades, Progress(len(todo), possible), questions, twins
+    )
+    interrupted = _run(run, once, workers, saved) if once else False
     missing = [] if interrupted else [e for e, _, _ in todo if e.rel not in grades]
     for e in missing:
         grades[e.rel] = Grade(
