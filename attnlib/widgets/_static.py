@@ -115,6 +115,9 @@ class StaticSpec:
     alt: str
     live_only: list[str] = field(default_factory=list)
     dpi: float = 72.0
+    #: the widget's redraw, observing the axes' controls: given, a frame for which
+    #: several controls change is drawn once instead of once per control
+    redraw: Callable[..., Any] | None = None
 
 
 def every(values: Sequence[Any], step: int) -> list[Any]:
@@ -153,6 +156,37 @@ def _uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode()
 
 
+@contextmanager
+def _drawn_once(spec: StaticSpec) -> Iterator[Callable[[list[Any]], None]]:
+    """A function that sets the axes' controls to given values and has the figure
+    drawn once for them: with :attr:`StaticSpec.redraw`, the redraw stops observing
+    the axes' controls meanwhile and is called once if any value changed (other
+    observers, e.g. one that updates a slider's range, still act); without it,
+    each control that changes redraws."""
+    redraw = spec.redraw
+    controls = [a.control for a in spec.axes]
+
+    def set_values(values: list[Any]) -> None:
+        changed = False
+        for control, value in zip(controls, values):
+            before = control.value
+            control.value = value
+            changed = changed or control.value != before
+        if changed and redraw is not None:
+            redraw()
+
+    if redraw is None:
+        yield set_values
+        return
+    for control in controls:
+        control.unobserve(redraw, names="value")
+    try:
+        yield set_values
+    finally:
+        for control in controls:
+            control.observe(redraw, names="value")
+
+
 def render_frames(spec: StaticSpec) -> tuple[list[bytes], dict[str, int], int]:
     """The frames of the grid (identical ones stored once).
 
@@ -172,21 +206,18 @@ def render_frames(spec: StaticSpec) -> tuple[list[bytes], dict[str, int], int]:
     seen: dict[str, int] = {}
     index: dict[str, int] = {}
     dpi = frame_dpi(spec.fig, spec.dpi)
-    try:
-        with _quiet():
+    with _quiet(), _drawn_once(spec) as set_values:
+        try:
             for combo in itertools.product(*(range(len(a.values)) for a in spec.axes)):
-                for axis, i in zip(spec.axes, combo):
-                    axis.control.value = axis.values[i]
+                set_values([a.values[i] for a, i in zip(spec.axes, combo)])
                 png = _png(spec.fig, dpi)
                 digest = hashlib.sha256(png).hexdigest()
                 if digest not in seen:
                     seen[digest] = len(frames)
                     frames.append(png)
                 index[",".join(map(str, combo))] = seen[digest]
-    finally:
-        with _quiet():  # back to the values the widget was displayed with
-            for axis, value in zip(spec.axes, start):
-                axis.control.value = value
+        finally:  # back to the values the widget was displayed with
+            set_values(start)
     key = ",".join(
         str(list(a.values).index(v)) if v in a.values else ""
         for a, v in zip(spec.axes, start)

@@ -270,6 +270,7 @@ def circle_density(
             f"{n_particles} particles drawn from the same initial density, at the "
             "chosen time: its bumps sharpen into clusters."
         ),
+        redraw=w.redraw,
     )
     w.redraw()
     return w

@@ -114,6 +114,7 @@ def phase_diagram_explorer(
             "curve Γ and a cross at the chosen (t, β); right: that fraction against "
             "time at the chosen β, with the time of Γ as a dashed line."
         ),
+        redraw=redraw,
     )
     box.fig = fig
     box.output = out
@@ -192,6 +193,7 @@ def histogram_explorer(
             "the chosen time: a peak near 0 at the start that moves to 1 as the "
             "tokens cluster."
         ),
+        redraw=redraw,
     )
     box.fig = fig
     box.output = out

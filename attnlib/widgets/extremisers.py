@@ -124,6 +124,7 @@ def extremiser_widget(
             "energy E_D along the flow."
         ),
         live_only=["metric"],
+        redraw=redraw,
     )
     redraw()
     return box

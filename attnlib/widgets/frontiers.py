@@ -129,6 +129,7 @@ def scheme_explorer(*, beta: float = 1.0, n: int = 32) -> SchemeExplorer:
             "exponentially, the others like t^-2. Right: the radius of the tokens, "
             "constant for post-LN and growing linearly for pre- and peri-LN."
         ),
+        redraw=w.redraw,
     )
     sl_b.observe(w.redraw, names="value")
     sl_n.observe(w.redraw, names="value")
@@ -255,6 +256,7 @@ def causal_explorer(
             "profile of the last token over the source position at t = 0.5, 1 and 2 "
             "(log scale), U-shaped."
         ),
+        redraw=w.redraw,
     )
     w.redraw()
     return w

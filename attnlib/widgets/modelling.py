@@ -218,6 +218,7 @@ def sphere_explorer(
             "against time, rising to 1 as the tokens gather into clusters."
         ),
         live_only=["n", "variant"],
+        redraw=e.redraw,
     )
     e._artists.update(ax3=ax3, ax=ax, curve=curve, marker=marker)
     for w in (b, nn, var, tt):
