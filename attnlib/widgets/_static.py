@@ -129,27 +129,16 @@ def every(values: Sequence[Any], step: int) -> list[Any]:
 
 
 def _png(fig: Any, dpi: float) -> bytes:
-    """The figure as a PNG that records the height of its smallest text
-    (:func:`attnlib.viz.mark_text_size`), so that the page can keep it legible."""
-    from attnlib.viz import mark_text_size, record_text_sizes
+    """The figure as a PNG of 256 colours, as the players' frames are stored (a
+    third of the size, the same look for line art), that records the height of its
+    smallest text (:func:`attnlib.viz.mark_text_size`), so that the page can keep
+    it legible."""
+    from attnlib.viz import _palette_png, mark_text_size, record_text_sizes
 
     buf = io.BytesIO()
     with record_text_sizes() as sizes:
         fig.savefig(buf, format="png", dpi=dpi)
-    data = buf.getvalue()
-    try:  # a palette of 256 colours: a third of the size, same look for line art
-        from PIL import Image
-
-        img = Image.open(io.BytesIO(data)).convert("RGB")
-        small = io.BytesIO()
-        img.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(
-            small, format="PNG", optimize=True
-        )
-        if small.tell() < len(data):
-            data = small.getvalue()
-    except ImportError:  # pragma: no cover - pillow comes with matplotlib
-        pass
-    return mark_text_size(data, sizes)
+    return mark_text_size(_palette_png(buf.getvalue(), 256), sizes)
 
 
 def _uri(png: bytes) -> str:
