@@ -81,8 +81,12 @@ class Limits:
 
     ``cpu`` seconds of CPU run the notebook's cells and as many again answer the
     tests' calls (``call_cpu`` at most per call); the process is killed at
-    ``2 cpu + 10`` seconds of CPU. CPU time, not wall-clock time, so that a notebook
-    is charged for its own computing only, however busy the machine. The tester
+    ``2 cpu + 10`` seconds of CPU. Where the sandbox's control group counts CPU
+    time (:class:`Cgroup`), the same holds for all its processes together: the
+    sandbox is stopped at ``cpu + 10`` s until its cells have run, at ``2 cpu + 10``
+    s in all (:class:`tools.coursework.tester.CpuWatch`). CPU time, not wall-clock
+    time, so that a notebook is charged for its own computing only, however busy
+    the machine. The tester
     gives up after ``wall`` seconds of wall-clock time (a notebook that sleeps):
     ``wall_s``, by default ``6 cpu + 120``.
     """

@@ -331,6 +331,14 @@ class Channel:
         self.stopped: str | None = None
         self.stopped_kind = "failed"
         self.next_id = 0
+        self.executed = False  # the notebook has run: the tests' calls follow
+        self.over_cpu: tuple[float, float] | None = None  # set by CpuWatch
+
+    def cpu_budget(self) -> float:
+        """CPU seconds all the sandbox's processes may use together by now: the
+        cells' time until the notebook has run, then as much again for the calls
+        (:class:`sandbox.Limits`), and 10 s of margin for the harness."""
+        return (2 if self.executed else 1) * self.limits.cpu + 10
 
     def _wait_readable(self) -> None:
         fd = self.proc.stdout.fileno()
@@ -380,11 +388,12 @@ class Channel:
             signum == signal.SIGKILL and cpu is not None and cpu >= limit - 1
         ):
             return f"the notebook used up its CPU time ({limit:g} s)", "timeout"
-        used = self.group.cpu_seconds() if self.group is not None else None
-        if used is not None and used >= limit:
+        if self.over_cpu is not None:
+            used, budget = self.over_cpu
+            what = "" if self.executed else " for running its cells"
             return (
-                f"the notebook's processes together used up its CPU time "
-                f"({limit:g} s; they used {used:.0f} s)"
+                f"the notebook's processes together used up its CPU time{what} "
+                f"({budget:g} s; they used {used:.0f} s)"
             ), "timeout"
         if signum == signal.SIGKILL and cpu is None:
             return (
@@ -462,29 +471,33 @@ class StudentFunction:
 
 
 class CpuWatch:
-    """Stops a sandbox whose processes together used up the notebook's CPU time
-    (``2 cpu + 10`` s, read from its control group twice a second): the limit per
-    process does not see forty processes that each stay under it. The channel then
-    finds its process gone and says why (:meth:`Channel._why_gone`)."""
+    """Stops a sandbox whose processes together used up the notebook's CPU time,
+    read from its control group twice a second: ``cpu + 10`` s until the notebook
+    has run (its cells' time, :class:`sandbox.Limits`), ``2 cpu + 10`` s in all.
+    The limits per process do not see forty processes that each stay under them;
+    a notebook of one process meets its cells' limit in the harness first, and
+    keeps the answers of the cells that ran. The channel then finds its process
+    gone and says why (:meth:`Channel._why_gone`)."""
 
     PERIOD = 0.5
 
     def __init__(self, channels: list[Channel]):
-        self.groups = [c.group for c in channels if c.group is not None]
-        self.limit = 2 * channels[0].limits.cpu + 10 if channels else 0.0
+        self.channels = [c for c in channels if c.group is not None]
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._watch, daemon=True)
 
     def _watch(self) -> None:
-        watched = list(self.groups)
+        watched = list(self.channels)
         while watched and not self.done.wait(self.PERIOD):
-            for group in list(watched):
-                used = group.cpu_seconds()
+            for channel in list(watched):
+                used = channel.group.cpu_seconds()
+                budget = channel.cpu_budget()
                 if used is None:
-                    watched.remove(group)
-                elif used >= self.limit:
-                    group.kill()
-                    watched.remove(group)
+                    watched.remove(channel)
+                elif used >= budget:
+                    channel.over_cpu = (used, budget)
+                    channel.group.kill()
+                    watched.remove(channel)
 
     def __enter__(self) -> "CpuWatch":
         self.thread.start()
@@ -769,6 +782,7 @@ def _executed(channel: Channel) -> dict:
     if not isinstance(first, dict) or first.get("op") != "executed":
         message = first.get("message", "") if isinstance(first, dict) else ""
         channel.stop(f"the notebook could not be run: {str(message)[-300:]}")
+    channel.executed = True
     return first
 
 
