@@ -4,6 +4,8 @@ import os
 import shutil
 import subprocess
 import sys
+
+import pytest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,3 +36,44 @@ def test_unreachable_registry_gives_npm_error(tmp_path):
     assert "ECONNREFUSED" in proc.stderr  # npm's own message
     assert "npm pack mathjax@3.2.2 failed" in proc.stderr
     assert not (dest / ".complete").exists()
+
+
+def _tarball(path: Path, members: dict[str, bytes]) -> Path:
+    import io
+    import tarfile
+
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+@pytest.mark.parametrize("filters", [True, False], ids=["filter", "python-3.11.2"])
+def test_packages_extract_inside_their_folder_with_or_without_tar_filters(
+    tmp_path, monkeypatch, filters
+):
+    """Python before 3.11.4 (Debian 12's 3.11.2) has no tar filters: make book
+    failed there with "extractall() got an unexpected keyword argument 'filter'".
+    Without them the members are checked by hand: a member that would land outside
+    the package's folder is refused either way."""
+    import tarfile
+
+    sys.path.insert(0, str(ROOT))
+    from tools.vendor_assets import extract
+
+    if not filters:
+        monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    elif not hasattr(tarfile, "data_filter"):
+        pytest.skip("this Python has no tar filters")
+    good = _tarball(tmp_path / "good.tgz", {"package/es5/tex-chtml.js": b"x = 1"})
+    with tarfile.open(good) as tar:
+        extract(tar, tmp_path / "out")
+    assert (tmp_path / "out" / "package" / "es5" / "tex-chtml.js").read_bytes() == (
+        b"x = 1"
+    )
+    bad = _tarball(tmp_path / "bad.tgz", {"package/../../evil.js": b"y = 2"})
+    with tarfile.open(bad) as tar, pytest.raises(tarfile.TarError):
+        extract(tar, tmp_path / "out2")
+    assert not (tmp_path / "evil.js").exists()

@@ -111,7 +111,7 @@ def main(dest: Path = DEST) -> int:
                 print(f"{spec}: integrity mismatch ({got})", file=sys.stderr)
                 return 1
             with tarfile.open(tarball) as tar:
-                tar.extractall(Path(tmp) / spec.replace("/", "_"), filter="data")
+                extract(tar, Path(tmp) / spec.replace("/", "_"))
             root = Path(tmp) / spec.replace("/", "_")
             for src, dst in LAYOUT[spec]:
                 s, d = root / src, dest / dst
@@ -123,6 +123,28 @@ def main(dest: Path = DEST) -> int:
     stamp.write_text(repr(sorted(PACKAGES.items())))
     print(f"vendored {', '.join(PACKAGES)} into {dest}")
     return 0
+
+
+def extract(tar: tarfile.TarFile, dest: Path) -> None:
+    """Extract ``tar`` into ``dest`` with tarfile's ``data`` filter: plain files and
+    folders inside ``dest`` only. Python before 3.11.4 (Debian 12 has 3.11.2) has no
+    filters: the members are checked here instead, with the same refusals."""
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(dest, filter="data")
+        return
+    root = dest.resolve()
+    for member in tar.getmembers():
+        target = (dest / member.name).resolve()
+        if not (member.isfile() or member.isdir()) or (
+            target != root and root not in target.parents
+        ):
+            raise tarfile.TarError(
+                f"{member.name}: not a plain file or folder inside the package"
+            )
+        member.mode = (member.mode | 0o600) & 0o755 if member.isfile() else 0o755
+        member.uid = member.gid = 0
+        member.uname = member.gname = ""
+    tar.extractall(dest)
 
 
 if __name__ == "__main__":
