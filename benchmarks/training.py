@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 from attnlib.nets import analysis, forward, load
 from attnlib.nets.make_models import corpus_tokens, evaluation_batch
-_, _, ids = corpus_tokens()
+_, _, ids = corpus_tokens("book/models")
 for path in sorted(Path("book/models").glob("*.npz")):
     params, cfg, meta = load(path)
     b = evaluation_batch(ids, cfg.causal)
@@ -54,7 +54,7 @@ print(f"{time.perf_counter() - t0:.2f}")
 
 
 def main() -> None:
-    _, _, ids = corpus_tokens()
+    _, _, ids = corpus_tokens(str(ROOT / "book" / "models"))
     spec = MODELS["encoder_post"]
     cfg = spec["config"]
     res = train(

@@ -27,6 +27,7 @@ from attnlib.nets.data import (
     CopyTask,
     CorpusTask,
     batches,
+    read_corpus,
     stdlib_corpus,
 )
 from attnlib.nets.io import load, save
@@ -51,6 +52,7 @@ __all__ = [
     "param_shapes",
     "save",
     "stdlib_corpus",
+    "read_corpus",
     "train",
 ]
 

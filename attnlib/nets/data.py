@@ -4,8 +4,9 @@ The corpus is the docstrings of a fixed list of Python standard-library modules
 (:data:`STDLIB_MODULES`), read with :mod:`ast` from the files of the running Python
 (``sysconfig.get_paths()["stdlib"]``): files → text → token ids → batches. Its
 SHA-256 goes into every trained model's metadata, so that a model can be checked
-against the text it was trained on (another Python release changes the docstrings,
-hence the hash).
+against the text it was trained on. Another Python release changes the docstrings,
+hence the hash: the models ship the text they were trained on
+(:func:`write_corpus`, :func:`read_corpus`).
 
 The synthetic task :class:`CopyTask` has a known structure: a random string, a
 separator, and the masked positions where the string must be reproduced.
@@ -36,6 +37,8 @@ __all__ = [
     "STDLIB_MODULES",
     "Corpus",
     "stdlib_corpus",
+    "read_corpus",
+    "write_corpus",
     "docstrings",
     "CharTokenizer",
     "batches",
@@ -190,6 +193,29 @@ def stdlib_corpus(
         sources.append(path.relative_to(root).as_posix())
     text = "\n\n".join(parts)
     return Corpus(text, hashlib.sha256(text.encode()).hexdigest(), tuple(sources))
+
+
+def read_corpus(path: Any) -> Corpus:
+    """The corpus saved in the UTF-8 text file ``path`` (:func:`write_corpus`).
+
+    The trained models ship their corpus beside their weights: the docstrings of
+    the standard library differ between Python releases (3.11.2 and 3.11.7 do), so
+    :func:`stdlib_corpus` gives another text, hence other numbers, on another
+    Python.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"path must be a corpus text file, got {str(path)!r}")
+    text = path.read_bytes().decode("utf-8")
+    return Corpus(text, hashlib.sha256(text.encode()).hexdigest(), (path.name,))
+
+
+def write_corpus(corpus: Corpus, path: Any) -> Path:
+    """Save ``corpus.text`` to ``path`` (UTF-8, as it is: :func:`read_corpus` gives
+    the same text and hash back)."""
+    path = Path(path)
+    path.write_bytes(corpus.text.encode("utf-8"))
+    return path
 
 
 class CharTokenizer:

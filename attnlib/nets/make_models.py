@@ -29,7 +29,13 @@ import numpy as np
 
 from attnlib.nets import analysis
 from attnlib.nets.config import NetConfig
-from attnlib.nets.data import CharTokenizer, CorpusTask, stdlib_corpus
+from attnlib.nets.data import (
+    CharTokenizer,
+    CorpusTask,
+    read_corpus,
+    stdlib_corpus,
+    write_corpus,
+)
 
 __all__ = [
     "MODELS",
@@ -86,11 +92,19 @@ MODELS: dict[str, dict[str, Any]] = {
 }
 
 
-@functools.lru_cache(maxsize=1)
-def corpus_tokens():
+#: the training text, beside the weights (``make models`` writes it from this
+#: Python's standard library when it is missing)
+CORPUS_FILE = "corpus.txt"
+
+
+@functools.lru_cache(maxsize=2)
+def corpus_tokens(folder: str = "book/models"):
     """The corpus, its tokenizer (:data:`VOCAB` ids) and the token stream (read once
-    per process; the stream is read-only)."""
-    corpus = stdlib_corpus()
+    per process; the stream is read-only). The corpus is the models' own
+    (``folder/corpus.txt``), so that they train and evaluate the same on every
+    Python; without that file, this Python's standard-library docstrings."""
+    path = Path(folder) / CORPUS_FILE
+    corpus = read_corpus(path) if path.is_file() else stdlib_corpus()
     tok = CharTokenizer.fit(corpus.text, max_vocab=VOCAB)
     ids = tok.encode(corpus.text)
     ids.flags.writeable = False
@@ -147,7 +161,7 @@ def build(name: str, out: Path, *, progress: bool = True, data=None) -> dict:
     if name not in MODELS:
         raise ValueError(f"name must be one of {sorted(MODELS)}, got {name!r}")
     spec = MODELS[name]
-    corpus, tok, ids = corpus_tokens() if data is None else data
+    corpus, tok, ids = corpus_tokens(str(out)) if data is None else data
     cfg = spec["config"]
     kw = {k: spec[k] for k in ("steps", "batch_size", "length", "lr", "seed")}
     t0 = time.perf_counter()
@@ -189,7 +203,11 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(names) - set(MODELS))
     if unknown:
         parser.error(f"unknown models {unknown}; known: {sorted(MODELS)}")
-    data = corpus_tokens()
+    data = corpus_tokens(args.out)
+    corpus_file = Path(args.out) / CORPUS_FILE
+    if not corpus_file.is_file():
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        write_corpus(data[0], corpus_file)
     t0 = time.perf_counter()
     for name in names:
         meta = build(name, Path(args.out), progress=not args.no_progress, data=data)
