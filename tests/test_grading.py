@@ -344,7 +344,11 @@ def test_interrupted_run_stops_fast_and_resumes(a1, tmp_path):
     folder.mkdir()
     for i in range(5):
         nb = copy.deepcopy(solution)
-        nb["cells"].append(code_cell(f"# student {i}\n"))
+        # after the first, each notebook waits 4 s (wall time, no CPU): without it
+        # five notebooks took 13 s as an ordinary user, and the run had ended
+        # before the second run's refusal and the Ctrl-C below (exit 0, not 130)
+        wait = "import time\ntime.sleep(4)\n" if i else ""
+        nb["cells"].append(code_cell(f"# student {i}\n{wait}"))
         (folder / f"s{i}.ipynb").write_text(json.dumps(nb))
     cmd = [
         sys.executable,
