@@ -356,10 +356,12 @@ def test_interrupted_run_stops_fast_and_resumes(a1, tmp_path):
     folder.mkdir()
     for i in range(5):
         nb = copy.deepcopy(solution)
-        # after the first, each notebook waits 4 s (wall time, no CPU): without it
-        # five notebooks took 13 s as an ordinary user, and the run had ended
-        # before the second run's refusal and the Ctrl-C below (exit 0, not 130)
-        wait = "import time\ntime.sleep(4)\n" if i else ""
+        # the second notebook waits 45 s (wall time, no CPU), so that the run is
+        # still going when the second run's refusal below is checked and Ctrl-C is
+        # sent: without it five notebooks took 13 s as an ordinary user, and with
+        # 4 s in each the run still ended first (28 s) while the attacks' sandboxes,
+        # without control groups there, loaded the machine (exit 0, not 130)
+        wait = "import time\ntime.sleep(45)\n" if i == 1 else ""
         nb["cells"].append(code_cell(f"# student {i}\n{wait}"))
         (folder / f"s{i}.ipynb").write_text(json.dumps(nb))
     cmd = [
