@@ -2083,3 +2083,64 @@ def test_the_group_of_a_tester_killed_outright_is_removed_by_the_next():
         for group in groups.values():
             if group is not None:
                 group.remove()
+
+
+@pytest.mark.skipif(not sandbox.cgroup_kind(), reason="no control groups here")
+def test_the_sandboxes_parent_group_weighs_one_process_per_sandbox():
+    """The scheduler weighs the sandboxes' parent group against each busy process
+    of the machine: with one process's weight, all the sandboxes of a grading run
+    together got one process's share beside a test runner and a browser. While
+    three sandboxes' groups exist, the parent weighs at least three processes."""
+    kind = sandbox.cgroup_kind()
+    unit = sandbox.V2_WEIGHT if kind == "v2" else sandbox.V1_SHARES
+    target = sandbox.cpu_parent(kind) / ("cpu.weight" if kind == "v2" else "cpu.shares")
+    groups = []
+    try:
+        for slot in range(3):
+            name = f"test-{os.getpid()}-weight{slot}"
+            groups.append(sandbox.Cgroup.create(name, sandbox.Limits()))
+            assert groups[-1] is not None
+        if not target.exists():
+            pytest.skip("no CPU controller for the sandboxes' groups here")
+        # other testers running beside this one can only add groups of their own
+        assert int(target.read_text()) >= 3 * unit, target.read_text()
+    finally:
+        for group in groups:
+            group.remove()
+
+
+@pytest.mark.parametrize("kind", ["v1", "v2"])
+def test_the_parent_weight_follows_the_groups_made_and_removed(
+    tmp_path, monkeypatch, kind
+):
+    """On a folder laid out as cgroup v1 (``cpu`` and ``cpuacct`` mounted
+    together) or v2: the weight is one process's per group, at least one
+    process's, and at most v2's largest weight."""
+    monkeypatch.setattr(sandbox, "CGROUP_ROOT", tmp_path)
+    if kind == "v1":
+        (tmp_path / "cpu,cpuacct").mkdir()
+        (tmp_path / "cpu,cpuacct" / "cgroup.procs").write_text("")
+        for name in ("cpu", "cpuacct"):
+            (tmp_path / name).symlink_to(tmp_path / "cpu,cpuacct")
+        parent, file, unit = (
+            tmp_path / "cpu,cpuacct" / "coursework-grader",
+            "cpu.shares",
+            1024,
+        )
+    else:
+        parent, file, unit = tmp_path / "coursework-grader", "cpu.weight", 100
+    assert sandbox.cpu_parent(kind).resolve() == parent
+    parent.mkdir()
+    assert sandbox.balance_cpu_weight(kind) == unit
+    assert (parent / file).read_text() == str(unit)
+    for n in range(1, 4):
+        (parent / f"{n}-1000").mkdir()
+        assert sandbox.balance_cpu_weight(kind) == n * unit
+    (parent / "1-1000").rmdir()
+    assert sandbox.balance_cpu_weight(kind) == 2 * unit
+    assert (parent / file).read_text() == str(2 * unit)
+    if kind == "v2":
+        for n in range(200):
+            (parent / f"x{n}").mkdir()
+        assert sandbox.balance_cpu_weight(kind) == sandbox.V2_MAX_WEIGHT
+    assert sandbox.balance_cpu_weight("") is None

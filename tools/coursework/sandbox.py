@@ -224,13 +224,57 @@ def _v1_folders(name: str) -> list[Path]:
     return list(folders.values())
 
 
+#: CPU weight of one process at nice 0 beside the sandboxes' parent group, in cgroup v1
+#: (``cpu.shares``) and v2 (``cpu.weight``), and v2's largest weight
+V1_SHARES, V2_WEIGHT, V2_MAX_WEIGHT = 1024, 100, 10000
+
+
+def cpu_parent(kind: str) -> Path:
+    """The folder of the sandboxes' parent group in the CPU hierarchy."""
+    if kind == "v2":
+        return CGROUP_ROOT / "coursework-grader"
+    return Path(os.path.realpath(CGROUP_ROOT / "cpu")) / "coursework-grader"
+
+
+def balance_cpu_weight(kind: str) -> int | None:
+    """Give the sandboxes' parent group the CPU weight of one busy process per
+    sandbox it holds (at least one), and return it; None where there is no CPU
+    controller to weigh with.
+
+    The scheduler weighs a group as a whole against its siblings: with the weight
+    of a single process, all the sandboxes together got one process's share of
+    the machine beside a test runner or a browser (each process of the root group
+    weighs as much), and a grading run of two sandboxes went at half its pace on a
+    busy machine. Called whenever a sandbox's group is made or removed; two
+    testers that do so at once may leave it one group out of date until the next.
+    """
+    if kind not in ("v1", "v2") or (kind == "v1" and not _v1_cpu()):
+        return None
+    parent = cpu_parent(kind)
+    try:
+        groups = sum(1 for p in parent.iterdir() if p.is_dir())
+        if kind == "v2":
+            weight = min(V2_MAX_WEIGHT, V2_WEIGHT * max(1, groups))
+            target = parent / "cpu.weight"
+        else:
+            weight, target = V1_SHARES * max(1, groups), parent / "cpu.shares"
+        with open(target, "w") as fh:
+            fh.write(str(weight))
+    except OSError:
+        return None
+    return weight
+
+
 class Cgroup:
     """A control group per sandbox: the memory of all its processes together (and
     of its files in tmpfs), their number, and their CPU time, however many
     processes it starts.
 
     Sandboxes share the CPUs equally (each group has the same CPU weight), so forty
-    busy processes of one notebook weigh as much as one of another; and the tester
+    busy processes of one notebook weigh as much as one of another, and their
+    parent group weighs as much as one busy process per sandbox
+    (:func:`balance_cpu_weight`), so that the rest of the machine does not starve
+    them; and the tester
     reads :meth:`cpu_seconds`, the CPU time of all the group's processes together,
     to stop a sandbox at its CPU limit (:class:`Limits`), which the limit per
     process alone does not see. Where the CPU controllers are missing,
@@ -284,9 +328,11 @@ class Cgroup:
             self._write(self.dirs[0] / "memory.max", str(memory))
             self._write(self.dirs[0] / "memory.swap.max", "0")
             self._write(self.dirs[0] / "pids.max", str(limits.processes))
+            balance_cpu_weight(self.kind)
             return
         for folder in self.dirs:
             folder.mkdir(parents=True)
+        balance_cpu_weight(self.kind)
         memory_dir = CGROUP_ROOT / "memory" / "coursework-grader" / self.name
         self._write(memory_dir / "memory.limit_in_bytes", str(memory))
         swap = memory_dir / "memory.memsw.limit_in_bytes"
@@ -360,6 +406,7 @@ class Cgroup:
                 folder.rmdir()
             except OSError:
                 pass
+        balance_cpu_weight(self.kind)
 
 
 def _tester_alive(pid: int) -> bool:
