@@ -33,7 +33,12 @@ from .energy import (
     energy_gradient,
     log_energy,
 )
-from .equiangular import equiangular_gamma, equiangular_rhs, equiangular_time_to
+from .equiangular import (
+    equiangular_gamma,
+    equiangular_rhs,
+    equiangular_time_to,
+    gram_field,
+)
 from .integrate import METHODS, Trajectory, glpr_usa_step, simulate
 from .metrics import all_within, cluster_count, cluster_labels, gram, pair_fraction
 from .sphere import orthonormal_frame, project, retract, sample_sphere
@@ -64,6 +69,7 @@ __all__ = [
     "equiangular_gamma",
     "equiangular_rhs",
     "equiangular_time_to",
+    "gram_field",
     "glpr_usa_step",
     "gram",
     "log_energy",

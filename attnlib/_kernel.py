@@ -22,6 +22,8 @@ tangent projection :math:`P_{x_i} F_i` ([GLPR] (2.3); [BKKRW] §3 with
 * :func:`measure_field`: the same at arbitrary points for a measure of weighted atoms;
 * :func:`symmetric_field`: the tiled evaluation for a symmetric positive
   semi-definite ``A`` (each exponential computed once for two entries);
+* :func:`gram_field`: the same field seen on the Gram matrix of the tokens
+  (:math:`Q = K = V = I` on the sphere), where it closes;
 * :func:`scaled_state`, :func:`euler_identity_steps`, :func:`scaled_gram`,
   :func:`unscaled`: the fused explicit Euler step with retraction of
   :math:`Q = K = V = I`, the hot loop of ensembles and phase diagrams;
@@ -63,6 +65,7 @@ __all__ = [
     "softmax_field",
     "measure_field",
     "symmetric_field",
+    "gram_field",
     "scaled_state",
     "euler_identity_steps",
     "scaled_gram",
@@ -630,6 +633,27 @@ def symmetric_field(
     if normalization == "sa":
         return num / den
     return _usa(num, c + c.max() - np.log(n), X.dtype, what)
+
+
+def gram_field(G: np.ndarray, beta: Any, normalization: str = "sa") -> np.ndarray:
+    r"""The field seen on the Gram matrix :math:`G_{ij} = \langle x_i, x_j\rangle`.
+
+    For :math:`Q = K = V = I` on the sphere, write the velocity as
+    :math:`\dot x_i = \sum_k A_{ik} x_k - c_i x_i` with :math:`A` the attention
+    weights of the logits :math:`\beta G` and :math:`c_i = (AG)_{ii}`. Then
+
+    .. math::
+
+        \dot G = AG + (AG)^\top - CG - GC, \qquad C = \operatorname{diag}(c),
+
+    a closed equation in :math:`G` ([GLPR] §6.2). Any ``(..., n, n)`` matrices are
+    accepted (the set of symmetric matrices with entries in [-1, 1], not only Gram
+    matrices), with ``beta`` as in :func:`logits`.
+    """
+    W, log_scale = attention_weights(_col(beta, G.ndim) * G, normalization)
+    AG = aggregate(W, G, log_scale, dtype=G.dtype, what="the USA Gram field")
+    c = np.einsum("...ii->...i", AG)
+    return AG + _tr(AG) - c[..., :, None] * G - G * c[..., None, :]
 
 
 def _dense_symmetric(X, XV, beta, A, normalization, what):

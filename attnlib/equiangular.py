@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from ._validation import (
     NORMALIZATIONS,
+    as_finite,
     as_numeric,
     check_choice,
     check_int,
@@ -26,10 +27,66 @@ from ._validation import (
     check_steps,
     log_max,
 )
+from . import _kernel
 from ._lazy import integrate
 from ._stepping import output_times
 
-__all__ = ["equiangular_rhs", "equiangular_gamma", "equiangular_time_to"]
+__all__ = ["gram_field", "equiangular_rhs", "equiangular_gamma", "equiangular_time_to"]
+
+
+def gram_field(G, *, beta: float, normalization: str = "sa") -> np.ndarray:
+    r"""Right-hand side :math:`\mathcal F(G)` of the Gram equation.
+
+    With :math:`Q = K = V = I` on the sphere, the Gram matrix
+    :math:`G_{ij} = \langle x_i, x_j\rangle` of the tokens obeys
+    :math:`\dot G = \mathcal F(G)`,
+
+    .. math::
+
+        \mathcal F(G) = AG + (AG)^\top - CG - GC, \qquad
+        C = \operatorname{diag}\big((AG)_{11}, \dots, (AG)_{nn}\big),
+
+    with :math:`A` the attention matrix of the logits :math:`\beta G` (rows
+    normalised for SA, divided by ``n`` for USA). The equiangular matrices
+    (1 on the diagonal, :math:`\gamma` elsewhere) are invariant, and on them the
+    equation is :func:`equiangular_rhs`.
+
+    Parameters
+    ----------
+    G : array_like, shape (n, n) or (B, n, n)
+        Symmetric matrices with entries in [-1, 1] (Gram matrices of unit tokens, or
+        any such matrix).
+    beta : float
+        Inverse temperature, ``>= 0``.
+    normalization : {"sa", "usa"}
+
+    Returns
+    -------
+    ndarray, the shape of ``G``
+        Symmetric; it equals :math:`\dot X X^\top + X \dot X^\top` for tokens
+        ``X`` with Gram matrix ``G`` moving by :class:`attnlib.Model`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> G = np.full((4, 4), 0.3) + 0.7 * np.eye(4)
+    >>> F = gram_field(G, beta=1.0)
+    >>> bool(np.allclose(F[0, 1], equiangular_rhs(0.3, beta=1.0, n=4)))
+    True
+    """
+    check_choice(normalization, "normalization", NORMALIZATIONS)
+    beta = check_real(beta, "beta", low=0.0)
+    G = as_finite(G, "G", what="matrix", ndims=(2, 3))
+    if G.shape[-1] != G.shape[-2] or G.shape[-1] == 0:
+        raise ValueError(f"G must have shape (n, n) or (B, n, n), got {G.shape}")
+    if np.abs(G).max() > 1.0 + 1e-9:
+        raise ValueError(
+            "G must have entries in [-1, 1] (inner products of unit tokens), got "
+            f"{np.abs(G).max():.3g}"
+        )
+    if np.abs(G - np.swapaxes(G, -1, -2)).max() > 1e-12:
+        raise ValueError("G must be symmetric (a Gram matrix), got G != G^T")
+    return _kernel.gram_field(G, beta, normalization)
 
 
 def equiangular_rhs(gamma, *, beta: float, n: int, normalization: str = "sa"):

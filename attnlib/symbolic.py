@@ -7,7 +7,9 @@ here only, never by :mod:`attnlib` itself, so the numerical core imports fast.
 * :func:`norm_rate` -- :math:`\frac{d}{dt}|x|^2` under :math:`\dot x = P_x y`;
 * :func:`energy_gradient_identity` -- the spherical gradient of
   :math:`E_\beta` equals :math:`\frac1n` times the USA velocity;
-* :func:`two_particle_angle` -- the angle between two particles obeys a scalar ODE.
+* :func:`two_particle_angle` -- the angle between two particles obeys a scalar ODE;
+* :func:`gram_velocity` -- the Gram equation :math:`\dot G = AG + (AG)^\top - CG - GC`
+  applied to a symbolic matrix (the numerical form is :func:`attnlib.gram_field`).
 
 References
 ----------
@@ -39,6 +41,7 @@ __all__ = [
     "energy_gradient_identity",
     "TwoParticleAngle",  # noqa: F822 (deprecated alias, module __getattr__)
     "two_particle_angle",
+    "gram_velocity",
 ]
 
 
@@ -256,6 +259,50 @@ def two_particle_angle(normalization: str = "sa") -> Derivation:
         f = sp.exp(beta * sp.cos(th))
         theta_rate = sp.simplify(sp.expand(num / f)) / sp.simplify(sp.expand(den / f))
     return Derivation(dict(beta=beta, theta=th, cos_rate=c_rate, theta_rate=theta_rate))
+
+
+def gram_velocity(G: sp.Matrix, *, beta: Any, normalization: str = "sa") -> sp.Matrix:
+    r"""The right-hand side of the Gram equation on a symbolic matrix.
+
+    For tokens on the sphere moving by attention with :math:`Q = K = V = I`, the
+    Gram matrix obeys :math:`\dot G = AG + (AG)^\top - CG - GC`, with :math:`A` the
+    attention matrix of the logits :math:`\beta G` (rows divided by their sums for
+    SA, by ``n`` for USA) and :math:`C = \operatorname{diag}((AG)_{ii})`. The same
+    formula as :func:`attnlib.gram_field`, entry by entry in sympy.
+
+    Parameters
+    ----------
+    G : sympy.Matrix, shape (n, n)
+        A symmetric matrix of sympy expressions.
+    beta : sympy expression or number
+    normalization : {"sa", "usa"}
+
+    Returns
+    -------
+    sympy.Matrix, shape (n, n)
+
+    Examples
+    --------
+    >>> beta, gamma = sp.symbols("beta gamma")
+    >>> G = sp.Matrix([[1, gamma], [gamma, 1]])
+    >>> sp.factor(gram_velocity(G, beta=beta, normalization="usa")[0, 1])
+    -(gamma - 1)*(gamma + 1)*exp(beta*gamma)
+    """
+    check_choice(normalization, "normalization", NORMALIZATIONS)
+    if not isinstance(G, sp.MatrixBase) or G.rows != G.cols or G.rows == 0:
+        raise TypeError(f"G must be a square sympy Matrix, got {type(G).__name__}")
+    if G != G.T:
+        raise ValueError("G must be symmetric (a Gram matrix), got G != G^T")
+    beta = sp.sympify(beta)
+    m = G.rows
+    W = G.applyfunc(lambda g: sp.exp(beta * g))
+    if normalization == "sa":
+        A = sp.diag(*[1 / sum(W.row(i)) for i in range(m)]) * W
+    else:
+        A = W / m
+    AG = A * G
+    C = sp.diag(*[AG[i, i] for i in range(m)])
+    return AG + AG.T - C * G - G * C
 
 
 def __getattr__(name: str) -> Any:

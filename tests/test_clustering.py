@@ -12,6 +12,7 @@ from attnlib import (
     energy,
     equiangular_gamma,
     equiangular_rhs,
+    gram_field,
     orthonormal_frame,
     sample_sphere,
     simulate,
@@ -370,18 +371,13 @@ def test_bad_inputs():
 
 def test_sympy_gram_equation_gives_library_equiangular_rhs():
     sp = pytest.importorskip("sympy")
+    from attnlib.symbolic import gram_velocity
+
     beta, gamma = sp.symbols(r"\beta \gamma", real=True)
     m = 4
     G = sp.Matrix(m, m, lambda i, j: 1 if i == j else gamma)
-    W = G.applyfunc(lambda g: sp.exp(beta * g))
     for norm in ("sa", "usa"):
-        if norm == "sa":
-            A = sp.diag(*[1 / sum(W.row(i)) for i in range(m)]) * W
-        else:
-            A = W / m
-        AG = A * G
-        C = sp.diag(*[AG[i, i] for i in range(m)])
-        dG = AG + AG.T - C * G - G * C
+        dG = gram_velocity(G, beta=beta, normalization=norm)
         f = sp.lambdify((gamma, beta), dG[0, 1])
         for b in (0.0, 1.5, 4.0):
             g = np.linspace(-0.2, 0.99, 9)
@@ -391,3 +387,62 @@ def test_sympy_gram_equation_gives_library_equiangular_rhs():
                 rtol=1e-12,
             )
         assert all(sp.simplify(dG[i, i]) == 0 for i in range(m))
+
+
+@pytest.mark.parametrize("normalization", ["sa", "usa"])
+def test_the_gram_field_is_the_gram_matrix_of_the_particles_velocity(normalization):
+    """For tokens moved by Model (Q = K = V = I), d/dt X X^T = V X^T + X V^T is the
+    Gram field of X X^T, for one system and a batch, and in d < n (G singular)."""
+    for n, d, batch in ((6, 4, None), (5, 8, 3), (9, 2, None)):
+        X = sample_sphere(n, d, rng=n + d, batch=batch)
+        for beta in (0.0, 1.3, 6.0):
+            V = Model(beta=beta, normalization=normalization).velocity(X)
+            want = V @ np.swapaxes(X, -1, -2) + X @ np.swapaxes(V, -1, -2)
+            got = gram_field(
+                X @ np.swapaxes(X, -1, -2), beta=beta, normalization=normalization
+            )
+            scale = max(1.0, np.abs(want).max())  # USA at beta = 6: about e^6
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14 * scale)
+
+
+def test_the_symbolic_gram_equation_is_the_numerical_one():
+    sp = pytest.importorskip("sympy")
+    from attnlib.symbolic import gram_velocity
+
+    m = 3
+    entries = sp.symbols("g01 g02 g12")
+    upper = {(0, 1): entries[0], (0, 2): entries[1], (1, 2): entries[2]}
+    G = sp.Matrix(m, m, lambda i, j: 1 if i == j else upper[min(i, j), max(i, j)])
+    b = sp.Symbol("beta")
+    rng = np.random.default_rng(7)
+    for norm in ("sa", "usa"):
+        f = sp.lambdify((entries, b), gram_velocity(G, beta=b, normalization=norm))
+        for beta in (0.0, 2.5):
+            p = rng.uniform(-1, 1, 3)
+            Gn = np.eye(m)
+            for (i, j), v in zip(upper, p):
+                Gn[i, j] = Gn[j, i] = v
+            np.testing.assert_allclose(
+                np.array(f(p, beta), dtype=float),
+                gram_field(Gn, beta=beta, normalization=norm),
+                atol=1e-14,
+            )
+    with pytest.raises(ValueError, match="symmetric"):
+        gram_velocity(sp.Matrix([[1, b], [0, 1]]), beta=b)
+    with pytest.raises(TypeError, match="G must be a square sympy Matrix"):
+        gram_velocity(np.eye(2), beta=b)
+
+
+def test_gram_field_rejects_what_is_not_a_gram_matrix():
+    with pytest.raises(ValueError, match="G must be symmetric"):
+        gram_field(np.array([[1.0, 0.5], [0.2, 1.0]]), beta=1.0)
+    with pytest.raises(ValueError, match="G must have shape"):
+        gram_field(np.ones((2, 3)), beta=1.0)
+    with pytest.raises(ValueError, match="G must contain only finite"):
+        gram_field(np.full((2, 2), np.nan), beta=1.0)
+    with pytest.raises(ValueError, match="beta"):
+        gram_field(np.eye(2), beta=-1.0)
+    with pytest.raises(ValueError, match=r"G must have entries in \[-1, 1\]"):
+        gram_field(np.full((2, 2), 1.5), beta=1.0)
+    with pytest.raises(ValueError, match="USA Gram field.*smaller beta"):
+        gram_field(np.full((2, 2), 1.0), beta=1e4, normalization="usa")

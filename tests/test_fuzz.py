@@ -278,6 +278,11 @@ SPECS = [
     ),
     # equiangular
     Spec(
+        "gram_field",
+        equiangular.gram_field,
+        {"G": G8, "beta": 1.0, "normalization": "usa"},
+    ),
+    Spec(
         "equiangular_rhs",
         equiangular.equiangular_rhs,
         {"gamma": 0.2, "beta": 1.0, "n": 4, "normalization": "sa"},
