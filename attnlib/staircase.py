@@ -225,7 +225,10 @@ def merge_flow(
                 return np.zeros(k + 1)
             u = v / top  # |v| without squaring (v may be 1e-200)
             speed = top * float(np.sqrt(u @ u))
-            return np.concatenate([u / (speed / top), [1.0 / speed]])
+            # dt/ds = 1/speed overflows where every force is below 1e-308 (e^-709):
+            # at trial points of a step so long that the solver rejects it; a
+            # finite bound keeps its error estimate finite (inf gave NaN there)
+            return np.concatenate([u / (speed / top), [1.0 / max(speed, 1e-300)]])
 
         def close(_s, y):
             return _closest_pair(y[:k])[2] - merge_tol
@@ -238,18 +241,24 @@ def merge_flow(
         late.direction = 1
         # the longest path: every cluster crossing half the circle
         span = float(np.pi * np.sqrt(k))
-        sol = integrate.solve_ivp(
-            rhs,
-            (0.0, span),
-            np.concatenate([th, [t]]),
-            method="DOP853",
-            events=(close, late),
-            rtol=rtol,
-            atol=1e-13,
-        )
-        if sol.status == -1:
+        # where the forces are near the bottom of the float range (e^-600 and
+        # below), the solver's first-step heuristic and the trial points of steps
+        # it rejects overflow; what it accepts is checked below
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            sol = integrate.solve_ivp(
+                rhs,
+                (0.0, span),
+                np.concatenate([th, [t]]),
+                method="DOP853",
+                events=(close, late),
+                rtol=rtol,
+                atol=1e-13,
+            )
+        if sol.status == -1 or not np.all(np.isfinite(sol.y)):
             raise ValueError(
-                f"the cluster dynamics could not be integrated: {sol.message}"
+                "the cluster dynamics could not be integrated: "
+                f"{sol.message if sol.status == -1 else 'the time left the float range'}"
+                "; use a smaller beta or clusters closer together"
             )
         Y = sol.y  # the solver's own steps (an interpolant of t overshoots)
         record(Y[:k].T, np.maximum.accumulate(Y[k]))

@@ -1,5 +1,7 @@
 """The merging cluster flow against the full particle system, and its staircase."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
@@ -72,3 +74,22 @@ def test_cluster_energy_and_validation():
         merge_flow([0.0, 1.0], 0.0)
     with pytest.raises(ValueError, match="same length"):
         cluster_energy([0.0, 1.0], [1.0], 1.0)
+
+
+def test_forces_at_the_bottom_of_the_float_range_give_no_warning():
+    """Two clusters 0.87 apart at beta = 2000 pull with forces near e^-710: the
+    time per arc length 1/|v| overflowed at the solver's trial points and scipy
+    printed RuntimeWarnings (in a chapter's cell, on one CPU, the book's build
+    failed on them). Now the flow runs to t_max without a merge, the chapter's
+    runs print nothing, and where the solver cannot start it is a clear error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        far = merge_flow(np.array([0.0, 0.0, 0.0, 0.87, 0.87]), 2000, t_max=1e80)
+        assert far.merge_times.tolist() == [0.0, 0.0, 0.0]  # coincident tokens only
+        assert np.all(np.isfinite(far.times)) and far.times[-1] <= 1e80
+        for beta in (500, 2000, 4000):  # the chapter's staircase
+            unit = np.log(beta) / np.sqrt(beta)
+            res = merge_flow(0.5 * np.array([0, 0.5, 2, 4, 7]) * unit, beta)
+            assert res.merge_times.size == 4 and np.all(np.isfinite(res.energy))
+        with pytest.raises(ValueError, match="smaller beta or clusters closer"):
+            merge_flow(np.array([0.0, 0.0, 0.0, 0.8, 0.8]), 2000, t_max=1e80)
