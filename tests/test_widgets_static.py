@@ -23,7 +23,8 @@ import pytest  # noqa: E402
 from attnlib.clustering import InnerProductHistogram, phase_diagram  # noqa: E402
 from attnlib.clustering import simulate_ensemble  # noqa: E402
 from attnlib import sample_sphere  # noqa: E402
-from attnlib.widgets._static import STATIC_ENV, ExplorerBox  # noqa: E402
+from attnlib.widgets import Explorer  # noqa: E402
+from attnlib.widgets._static import STATIC_ENV  # noqa: E402
 from attnlib.widgets.circle import circle_density, circle_particles  # noqa: E402
 from attnlib.widgets.clustering import (  # noqa: E402
     histogram_explorer,
@@ -104,7 +105,7 @@ def case(request):
 def test_live_display_is_the_widget(case, monkeypatch):
     monkeypatch.delenv(STATIC_ENV, raising=False)
     name, box = case
-    assert isinstance(box, ExplorerBox), name
+    assert isinstance(box, Explorer), name
     bundle = box._repr_mimebundle_()
     data = bundle[0] if isinstance(bundle, tuple) else bundle
     assert VIEW in data and "text/html" not in data
@@ -243,12 +244,35 @@ def test_a_frame_whose_controls_all_change_is_drawn_once():
     assert len(drawn) == 12, drawn
 
 
-def test_widgets_with_one_redraw_give_it_to_their_static_explorer():
-    """Every explorer whose controls on the grid share one redraw says so (the
-    Gaussian widget's controls recompute or redraw: it has two)."""
+def test_every_widget_is_an_explorer_of_named_controls_and_one_redraw():
+    """One shape for the book's widgets: each factory returns an Explorer whose
+    controls are those of its static grid and those it names as live only, each
+    also an attribute, observed by the one redraw its static explorer uses."""
     for name, make in FACTORIES.items():
-        spec = make().static
-        if name == "gaussian_widget":
-            assert spec.redraw is None
-        elif len(spec.axes) > 1:
-            assert spec.redraw is not None, name
+        e = make()
+        assert isinstance(e, Explorer) and e.widget is e and e.sliders is e.controls
+        spec = e.static
+        on_grid = {id(a.control) for a in spec.axes}
+        named = {k for k, c in e.controls.items() if id(c) in on_grid}
+        assert len(named) == len(spec.axes), name
+        assert set(e.controls) == named | set(spec.live_only), (name, e.controls)
+        assert spec.redraw == e.redraw, name
+        assert e.fig is spec.fig and e.output in e.children, name
+        for key, control in e.controls.items():
+            assert getattr(e, key) is control, (name, key)
+            assert e.redraw in control._trait_notifiers["value"]["change"], key
+        with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+            _ = e.nothing
+
+
+def test_an_explorer_names_every_control_in_its_rows():
+    import ipywidgets as W
+    from matplotlib.figure import Figure
+
+    a, b = W.IntSlider(), W.IntSlider()
+    with pytest.raises(ValueError, match="rows must name every control once"):
+        Explorer({"a": a, "b": b}, Figure(), rows=[["a"]])
+    with pytest.raises(NotImplementedError, match="redraw"):
+        Explorer({"a": a}, Figure()).redraw()
+    e = Explorer({"a": a, "b": b}, Figure(), rows=[["b"], ["a"]], redraw=lambda: None)
+    assert [row.children for row in e.children[:2]] == [(b,), (a,)]

@@ -2,7 +2,7 @@
 
 A widget of :mod:`attnlib.widgets` needs a running kernel: in a static HTML page its
 sliders would move while the figure stayed put. So every factory returns an
-:class:`ExplorerBox`, an ``ipywidgets.VBox`` that knows a grid of values for some of
+:class:`Explorer`, an ``ipywidgets.VBox`` that knows a grid of values for some of
 its controls (:class:`Axis`). Displayed in a live kernel it is the ordinary widget.
 Displayed while the book is built (the environment variable ``ATTNLIB_STATIC=1``,
 set by ``make book``) it renders the figure once per point of the grid and displays,
@@ -39,7 +39,16 @@ from typing import Any
 import ipywidgets as widgets
 from IPython.display import clear_output, display
 
-__all__ = ["STATIC_ENV", "Axis", "ExplorerBox", "every", "static_enabled", "show"]
+__all__ = [
+    "STATIC_ENV",
+    "Axis",
+    "Explorer",
+    "ExplorerBox",
+    "StaticSpec",
+    "every",
+    "static_enabled",
+    "show",
+]
 
 #: Environment variable that makes displayed widgets static explorers ("1").
 STATIC_ENV = "ATTNLIB_STATIC"
@@ -335,14 +344,97 @@ def explorer_html(spec: StaticSpec) -> tuple[str, bytes]:
     return "".join(parts), frames[default]
 
 
-class ExplorerBox(widgets.VBox):
-    """The box of a widget; in a static build it displays as a static explorer.
+class Explorer(widgets.VBox):
+    """The one shape of the book's widgets: named controls that redraw one figure.
 
-    A factory sets ``box.static`` to a :class:`StaticSpec`. With ``ATTNLIB_STATIC``
-    unset (JupyterLab, the tests) it displays as the ordinary ``VBox``.
+    An ``ipywidgets.VBox`` of the controls (in rows) and the output area that shows
+    the figure. Setting any control's ``value`` redraws, so an explorer can be
+    driven headless. In a live kernel it displays as the widget; while the book is
+    built (``ATTNLIB_STATIC=1``) as the static explorer described by
+    :attr:`static` (a :class:`StaticSpec`, set by the factory).
+
+    Parameters
+    ----------
+    controls : mapping str -> ipywidgets widget
+        The controls, by name; each is also an attribute (``e.beta`` is
+        ``e.controls["beta"]``).
+    fig : matplotlib.figure.Figure
+    rows : sequence of sequences of str, optional
+        The names of the controls in each row (default: one row of all).
+    redraw : callable, optional
+        What redraws the figure from the controls' values (a subclass defines
+        :meth:`redraw` instead).
+
+    Attributes
+    ----------
+    controls : dict
+    fig : matplotlib.figure.Figure
+    output : ipywidgets.Output
+        Where the figure is shown.
+    static : StaticSpec or None
     """
 
     static: StaticSpec | None = None
+
+    def __init__(
+        self,
+        controls: Any,
+        fig: Any,
+        *,
+        rows: Sequence[Sequence[str]] | None = None,
+        redraw: Callable[[], Any] | None = None,
+    ):
+        controls = dict(controls)
+        rows = [list(controls)] if rows is None else [list(r) for r in rows]
+        if sorted(n for r in rows for n in r) != sorted(controls):
+            raise ValueError(
+                f"rows must name every control once ({sorted(controls)}), got {rows}"
+            )
+        output = widgets.Output()
+        super().__init__(
+            [widgets.HBox([controls[n] for n in r]) for r in rows] + [output]
+        )
+        self.controls, self.fig, self.output = controls, fig, output
+        self._draw = redraw
+
+    def __getattr__(self, name: str) -> Any:
+        controls = self.__dict__.get("controls")
+        if controls is not None and name in controls:
+            return controls[name]
+        raise AttributeError(
+            f"{type(self).__name__!r} object has no attribute {name!r}"
+        )
+
+    @property
+    def widget(self) -> "Explorer":
+        """The explorer itself (what to ``display``)."""
+        return self
+
+    @property
+    def sliders(self) -> dict:
+        """The same as :attr:`controls`."""
+        return self.controls
+
+    def redraw(self, *_: Any) -> None:
+        """Redraw the figure for the controls' current values."""
+        if self._draw is None:
+            raise NotImplementedError("give redraw= or define redraw in a subclass")
+        self._draw()
+
+    def start(self, static: StaticSpec | None = None) -> "Explorer":
+        """Observe every control, set :attr:`static` and draw once; returns ``self``.
+
+        The static spec's ``redraw`` defaults to :meth:`redraw`, the one callback of
+        the controls, so a frame that changes several controls is drawn once.
+        """
+        for control in self.controls.values():
+            control.observe(self.redraw, names="value")
+        if static is not None:
+            if static.redraw is None:
+                static.redraw = self.redraw
+            self.static = static
+        self.redraw()
+        return self
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         if not static_enabled() or self.static is None:
@@ -353,3 +445,7 @@ class ExplorerBox(widgets.VBox):
             "image/png": base64.b64encode(png).decode(),
             "text/plain": f"<static explorer: {self.static.alt}>",
         }
+
+
+#: The former name of :class:`Explorer`.
+ExplorerBox = Explorer

@@ -12,42 +12,33 @@ both can be driven headless.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
-from IPython.display import display
 
 from .._validation import check_int, check_real
 from ..scenarios import density_run, particle_run
 from ..viz.circle import draw_density, draw_particles
-from ._static import Axis, ExplorerBox, StaticSpec, every, show
+from ._static import Axis, Explorer, StaticSpec, every, show
 
 __all__ = ["CircleParticles", "circle_particles", "CircleDensity", "circle_density"]
 
 
-@dataclass(eq=False)
-class CircleParticles:
-    """Live SA particles on the circle; display with ``display(w.widget)``.
+class CircleParticles(Explorer):
+    """Live SA particles on the circle (an :class:`~attnlib.widgets.Explorer`).
 
     Attributes
     ----------
-    widget : ipywidgets.VBox
     beta, n : ipywidgets sliders (setting ``.value`` redraws)
     fig : matplotlib.figure.Figure
     """
 
-    widget: Any
-    beta: Any
-    n: Any
-    fig: Any
-    out: Any
-    t_final: float
-    seed: int
-    n_max: int
-    _cache: dict = field(default_factory=dict, repr=False)
+    def __init__(self, controls, fig, *, t_final: float, seed: int, n_max: int):
+        super().__init__(controls, fig)
+        self.t_final, self.seed, self.n_max = t_final, seed, n_max
+        self._cache: dict = {}
 
     def run(self) -> tuple[np.ndarray, np.ndarray]:
         key = (float(self.beta.value), int(self.n.value))
@@ -66,10 +57,7 @@ class CircleParticles:
             title=f"SA, beta = {self.beta.value:g}, n = {self.n.value}",
         )
         self.fig.tight_layout()
-        show(self.out, self.fig)
-
-    def _ipython_display_(self) -> None:
-        display(self.widget)
+        show(self.output, self.fig)
 
 
 def circle_particles(
@@ -115,50 +103,51 @@ def circle_particles(
             1, 3, figsize=(11, 3.4), gridspec_kw={"width_ratios": [1, 1.6, 1.4]}
         )
     plt.close(fig)  # shown through the Output widget only, never by a later plt.show()
-    out = widgets.Output()
-    box = ExplorerBox([widgets.HBox([sl_beta, sl_n]), out])
-    w = CircleParticles(box, sl_beta, sl_n, fig, out, t_final, int(seed), n_max)
-    # without a kernel: beta from 0 to 16 in steps of 1 (n as given)
-    box.static = StaticSpec(
-        fig,
-        [Axis("β", sl_beta, sorted({float(b) for b in range(17)} | {beta}))],
-        alt=(
-            f"SA on the circle with n = {n} particles: left, their final positions "
-            "on the circle; middle, the space-time diagram of the angles; right, "
-            "the order parameters r_1 to r_4 against time."
-        ),
-        live_only=["n"],
+    w = CircleParticles(
+        {"beta": sl_beta, "n": sl_n}, fig, t_final=t_final, seed=int(seed), n_max=n_max
     )
-    sl_beta.observe(w.redraw, names="value")
-    sl_n.observe(w.redraw, names="value")
-    w.redraw()
-    return w
+    # without a kernel: beta from 0 to 16 in steps of 1 (n as given)
+    return w.start(
+        StaticSpec(
+            fig,
+            [Axis("β", sl_beta, sorted({float(b) for b in range(17)} | {beta}))],
+            alt=(
+                f"SA on the circle with n = {n} particles: left, their final "
+                "positions on the circle; middle, the space-time diagram of the "
+                "angles; right, the order parameters r_1 to r_4 against time."
+            ),
+            live_only=["n"],
+        )
+    )
 
 
-@dataclass(eq=False)
-class CircleDensity:
-    """Live mean-field density on the circle with a particle histogram.
+class CircleDensity(Explorer):
+    """Live mean-field density on the circle with a particle histogram (an
+    :class:`~attnlib.widgets.Explorer`).
 
     Attributes
     ----------
-    widget : ipywidgets.VBox
     beta, time : ipywidgets sliders (setting ``.value`` redraws)
     fig : matplotlib.figure.Figure
     times : ndarray, shape (T,)
         Output times; the time slider picks the nearest.
     """
 
-    widget: Any
-    beta: Any
-    time: Any
-    fig: Any
-    out: Any
-    times: np.ndarray
-    rho0: Any
-    n_particles: int
-    grid_size: int
-    seed: int
-    _cache: dict = field(default_factory=dict, repr=False)
+    def __init__(
+        self,
+        controls,
+        fig,
+        *,
+        times: np.ndarray,
+        rho0: Any,
+        n_particles: int,
+        grid_size: int,
+        seed: int,
+    ):
+        super().__init__(controls, fig)
+        self.times, self.rho0, self.n_particles = times, rho0, n_particles
+        self.grid_size, self.seed = grid_size, seed
+        self._cache: dict = {}
 
     def solution(self) -> tuple[Any, np.ndarray]:
         b = float(self.beta.value)
@@ -183,10 +172,7 @@ class CircleDensity:
             f"SA mean field, beta = {self.beta.value:g}, t = {self.times[k]:.3g}",
             fontsize=10,
         )
-        show(self.out, self.fig)
-
-    def _ipython_display_(self) -> None:
-        display(self.widget)
+        show(self.output, self.fig)
 
 
 def circle_density(
@@ -242,35 +228,27 @@ def circle_density(
     with plt.ioff():
         fig, _ = plt.subplots(figsize=(6, 3.6))
     plt.close(fig)  # shown through the Output widget only, never by a later plt.show()
-    out = widgets.Output()
-    box = ExplorerBox([widgets.HBox([sl_beta, sl_t]), out])
     w = CircleDensity(
-        box,
-        sl_beta,
-        sl_t,
+        {"beta": sl_beta, "time": sl_t},
         fig,
-        out,
-        times,
-        rho0,
-        n_particles,
-        check_int(grid_size, "grid_size", low=16),
-        int(seed),
+        times=times,
+        rho0=rho0,
+        n_particles=n_particles,
+        grid_size=check_int(grid_size, "grid_size", low=16),
+        seed=int(seed),
     )
-    sl_beta.observe(w.redraw, names="value")
-    sl_t.observe(w.redraw, names="value")
     # without a kernel: six betas, every fourth output time
-    box.static = StaticSpec(
-        fig,
-        [
-            Axis("β", sl_beta, sorted({1.0, 2.0, 4.0, 6.0, 8.0, 12.0} | {beta})),
-            Axis("time", sl_t, every(times, 4), fmt=lambda v: f"{v:.3g}"),
-        ],
-        alt=(
-            "Mean-field density of SA on the circle (line) over the histogram of "
-            f"{n_particles} particles drawn from the same initial density, at the "
-            "chosen time: its bumps sharpen into clusters."
-        ),
-        redraw=w.redraw,
+    return w.start(
+        StaticSpec(
+            fig,
+            [
+                Axis("β", sl_beta, sorted({1.0, 2.0, 4.0, 6.0, 8.0, 12.0} | {beta})),
+                Axis("time", sl_t, every(times, 4), fmt=lambda v: f"{v:.3g}"),
+            ],
+            alt=(
+                "Mean-field density of SA on the circle (line) over the histogram of "
+                f"{n_particles} particles drawn from the same initial density, at the "
+                "chosen time: its bumps sharpen into clusters."
+            ),
+        )
     )
-    w.redraw()
-    return w

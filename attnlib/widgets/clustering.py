@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from ..clustering import PhaseDiagram, phase_transition_curve
 from ..viz.clustering import plot_phase_diagram
-from ._static import Axis, ExplorerBox, StaticSpec, every, show
+from ._static import Axis, Explorer, StaticSpec, every, show
 
 __all__ = ["phase_diagram_explorer", "histogram_explorer"]
 
@@ -24,7 +24,7 @@ def phase_diagram_explorer(
     d: int | None = None,
     beta: float = 4.0,
     t: float = 10.0,
-) -> widgets.VBox:
+) -> Explorer:
     r"""Explore precomputed phase diagrams: choose ``d``, ``beta`` and ``t``.
 
     Left: the phase diagram of the chosen ``d`` with :math:`\Gamma` and a cross at
@@ -33,9 +33,8 @@ def phase_diagram_explorer(
 
     Returns
     -------
-    ipywidgets.VBox
-        With attributes ``sliders`` (dict with keys ``"d"``, ``"beta"``, ``"t"``),
-        ``fig`` (the matplotlib figure) and ``output``.
+    Explorer
+        With the controls ``"d"``, ``"beta"`` and ``"t"``.
     """
     if not diagrams:
         raise ValueError("diagrams must be a non-empty mapping d -> PhaseDiagram")
@@ -65,7 +64,6 @@ def phase_diagram_explorer(
     )
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(9, 3.6))
     plt.close(fig)
-    out = widgets.Output()
 
     def redraw(_=None):
         pd = diagrams[s_d.value]
@@ -89,37 +87,32 @@ def phase_diagram_explorer(
             f"P = {pd.probability[i, k]:.2f}"
         )
         fig.tight_layout()
-        show(out, fig)
+        show(box.output, fig)
 
-    for s in (s_d, s_beta, s_t):
-        s.observe(redraw, names="value")
-    box = ExplorerBox([widgets.HBox([s_d, s_beta, s_t]), out])
-    box.sliders = {"d": s_d, "beta": s_beta, "t": s_t}
+    box = Explorer({"d": s_d, "beta": s_beta, "t": s_t}, fig, redraw=redraw)
     # without a kernel: every d, every third row of beta, t in quarters of its
     # range, all of them rows of the diagram (the values the figure is drawn for),
     # labelled as the figure's title writes them
     betas = set(every(ref.betas, 3)) | {beta}
     quarters = np.linspace(0, len(ref.times) - 1, 5).round().astype(int)
     ts = {float(ref.times[k]) for k in quarters} | {t}
-    box.static = StaticSpec(
-        fig,
-        [
-            Axis("d", s_d, ds),
-            Axis("β", s_beta, sorted(betas), fmt=lambda v: f"{v:.2f}"),
-            Axis("t", s_t, sorted(ts), fmt=lambda v: f"{v:.1f}"),
-        ],
-        alt=(
-            "Left: phase diagram over time t and inverse temperature β, the "
-            "fraction of close pairs of tokens from 0 (dark) to 1 (bright), with the "
-            "curve Γ and a cross at the chosen (t, β); right: that fraction against "
-            "time at the chosen β, with the time of Γ as a dashed line."
-        ),
-        redraw=redraw,
+    return box.start(
+        StaticSpec(
+            fig,
+            [
+                Axis("d", s_d, ds),
+                Axis("β", s_beta, sorted(betas), fmt=lambda v: f"{v:.2f}"),
+                Axis("t", s_t, sorted(ts), fmt=lambda v: f"{v:.1f}"),
+            ],
+            alt=(
+                "Left: phase diagram over time t and inverse temperature β, the "
+                "fraction of close pairs of tokens from 0 (dark) to 1 (bright), "
+                "with the curve Γ and a cross at the chosen (t, β); right: that "
+                "fraction against time at the chosen β, with the time of Γ as a "
+                "dashed line."
+            ),
+        )
     )
-    box.fig = fig
-    box.output = out
-    redraw()
-    return box
 
 
 def histogram_explorer(
@@ -128,7 +121,7 @@ def histogram_explorer(
     *,
     beta: float | None = None,
     t_index: int = 0,
-) -> widgets.VBox:
+) -> Explorer:
     r"""Histogram of the pairwise inner products over time, for several ``beta``.
 
     Parameters
@@ -139,9 +132,8 @@ def histogram_explorer(
 
     Returns
     -------
-    ipywidgets.VBox
-        With attributes ``sliders`` (keys ``"beta"``, ``"t"``: the index of the
-        output time), ``fig`` and ``output``.
+    Explorer
+        With the controls ``"beta"`` and ``"t"`` (the index of the output time).
     """
     if not runs:
         raise ValueError("runs must be a non-empty mapping beta -> (times, counts)")
@@ -156,7 +148,6 @@ def histogram_explorer(
     width = edges[1] - edges[0]
     fig, ax = plt.subplots(figsize=(6, 3.6))
     plt.close(fig)
-    out = widgets.Output()
 
     def redraw(_=None):
         times, counts = runs[s_beta.value]
@@ -171,31 +162,25 @@ def histogram_explorer(
         ax.set_ylabel("density")
         ax.set_title(f"beta = {s_beta.value:g}, t = {times[k]:.1f}")
         fig.tight_layout()
-        show(out, fig)
+        show(box.output, fig)
 
-    for s in (s_beta, s_t):
-        s.observe(redraw, names="value")
-    box = ExplorerBox([widgets.HBox([s_beta, s_t]), out])
-    box.sliders = {"beta": s_beta, "t": s_t}
-    box.static = StaticSpec(
-        fig,
-        [
-            Axis("β", s_beta, betas),
-            Axis(
-                "t",
-                s_t,
-                sorted(set(every(list(range(T)), 2)) | {s_t.value}),
-                fmt=lambda i: f"{runs[beta][0][i]:.3g}",
+    box = Explorer({"beta": s_beta, "t": s_t}, fig, redraw=redraw)
+    return box.start(
+        StaticSpec(
+            fig,
+            [
+                Axis("β", s_beta, betas),
+                Axis(
+                    "t",
+                    s_t,
+                    sorted(set(every(list(range(T)), 2)) | {s_t.value}),
+                    fmt=lambda i: f"{runs[beta][0][i]:.3g}",
+                ),
+            ],
+            alt=(
+                "Histogram (log scale) of the pairwise inner products of the tokens at "
+                "the chosen time: a peak near 0 at the start that moves to 1 as the "
+                "tokens cluster."
             ),
-        ],
-        alt=(
-            "Histogram (log scale) of the pairwise inner products of the tokens at "
-            "the chosen time: a peak near 0 at the start that moves to 1 as the "
-            "tokens cluster."
-        ),
-        redraw=redraw,
+        )
     )
-    box.fig = fig
-    box.output = out
-    redraw()
-    return box

@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 from ..metrics import cluster_count
 from ..sphere import sample_sphere
 from ..viz.extremisers import plot_circle_configuration, plot_sphere_configuration
-from ._static import Axis, ExplorerBox, StaticSpec, show
+from ._static import Axis, Explorer, StaticSpec, show
 from ..scenarios import EXTREMISER_PRESETS, extremiser_run, interaction_matrix
 
 __all__ = ["PRESETS", "interaction_matrix", "extremiser_widget"]
@@ -28,15 +28,16 @@ def extremiser_widget(
     preset: str = "diag(1, λ) on S¹",
     direction: str = "ascent",
     figsize: tuple[float, float] = (8, 3.6),
-) -> widgets.VBox:
+) -> Explorer:
     """Sliders for ``D`` (preset and ``lambda``), ascent/descent and metric.
 
     Each change reruns :func:`attnlib.extremisers.energy_flow` (stable step, ``n``
     particles from the same uniform start) and redraws the final configuration on the
     sphere coloured by :math:`x\\cdot Dx` and the energy along the flow. The returned
-    box has the attributes ``fig`` (the matplotlib figure), ``controls`` (dict of the
-    control widgets) and ``result`` (the last :class:`~attnlib.extremisers.EnergyFlow`).
-    Setting any control's ``value`` redraws synchronously (headless tests work).
+    :class:`~attnlib.widgets.Explorer` has the controls ``preset``, ``lam``,
+    ``direction`` and ``metric``, and the attribute ``result`` (the last
+    :class:`~attnlib.Trajectory` of the flow). Setting any control's ``value``
+    redraws synchronously (headless tests work).
     """
     controls = {
         "preset": widgets.Dropdown(
@@ -59,14 +60,6 @@ def extremiser_widget(
     }
     fig = plt.figure(figsize=figsize, dpi=80)
     plt.close(fig)  # shown through the Output widget only, never as a stray figure
-    out = widgets.Output()
-    box = ExplorerBox(
-        [
-            widgets.HBox([controls["preset"], controls["lam"]]),
-            widgets.HBox([controls["direction"], controls["metric"]]),
-            out,
-        ]
-    )
     starts = {d: sample_sphere(n, d, rng=seed) for d in (2, 3)}
 
     def redraw(*_):
@@ -101,30 +94,35 @@ def extremiser_widget(
         fig.suptitle(name, fontsize=10)
         fig.tight_layout()
         box.result = res
-        show(out, fig)
+        show(box.output, fig)
 
-    for w in controls.values():
-        w.observe(redraw, names="value")
-    box.fig = fig
-    box.controls = controls
+    box = Explorer(
+        controls,
+        fig,
+        rows=[["preset", "lam"], ["direction", "metric"]],
+        redraw=redraw,
+    )
     # without a kernel: every preset, five values of lambda, ascent and descent (the
     # Wasserstein metric; the other changes the path, not the extremiser). lambda = 0
     # is live only: for the preset lambda * I it makes D = 0, where E_D = 1 is
     # constant and the particles do not move.
-    box.static = StaticSpec(
-        fig,
-        [
-            Axis("D", controls["preset"], list(PRESETS)),
-            Axis("λ", controls["lam"], sorted({-1.0, 0.25, 0.5, 1.0, 2.0, float(lam)})),
-            Axis("flow", controls["direction"], ["ascent", "descent"]),
-        ],
-        alt=(
-            f"Left: the final configuration of {n} particles after the energy flow "
-            "for the chosen interaction matrix D, coloured by x·Dx; right: the "
-            "energy E_D along the flow."
-        ),
-        live_only=["metric"],
-        redraw=redraw,
+    return box.start(
+        StaticSpec(
+            fig,
+            [
+                Axis("D", controls["preset"], list(PRESETS)),
+                Axis(
+                    "λ",
+                    controls["lam"],
+                    sorted({-1.0, 0.25, 0.5, 1.0, 2.0, float(lam)}),
+                ),
+                Axis("flow", controls["direction"], ["ascent", "descent"]),
+            ],
+            alt=(
+                f"Left: the final configuration of {n} particles after the energy flow "
+                "for the chosen interaction matrix D, coloured by x·Dx; right: the "
+                "energy E_D along the flow."
+            ),
+            live_only=["metric"],
+        )
     )
-    redraw()
-    return box

@@ -13,18 +13,16 @@ headless.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
-from IPython.display import display
 
 from .._validation import check_int, check_real
 from ..causal import retention_profile
 from ..viz.frontiers import draw_causal, draw_hardmax, draw_schemes
-from ._static import Axis, ExplorerBox, StaticSpec, show
+from ._static import Axis, Explorer, StaticSpec, show
 from ..scenarios import (
     causal_run,
     four_clusters,
@@ -61,16 +59,13 @@ def _slider(value, lo, hi, step, name):
 # ------------------------------------------------------------- normalisation
 
 
-@dataclass(eq=False)
-class SchemeExplorer:
-    """Live equiangular solutions of the three schemes; ``display(w.widget)``."""
+class SchemeExplorer(Explorer):
+    """Live equiangular solutions of the three schemes (an
+    :class:`~attnlib.widgets.Explorer` with controls ``beta`` and ``n``)."""
 
-    widget: Any
-    beta: Any
-    n: Any
-    fig: Any
-    out: Any
-    _cache: dict = field(default_factory=dict, repr=False)
+    def __init__(self, controls, fig):
+        super().__init__(controls, fig)
+        self._cache: dict = {}
 
     def solutions(self) -> dict:
         key = (float(self.beta.value), int(self.n.value))
@@ -85,10 +80,7 @@ class SchemeExplorer:
             title=f"beta = {self.beta.value:g}, n = {self.n.value}",
         )
         self.fig.tight_layout()
-        show(self.out, self.fig)
-
-    def _ipython_display_(self) -> None:
-        display(self.widget)
+        show(self.output, self.fig)
 
 
 def scheme_explorer(*, beta: float = 1.0, n: int = 32) -> SchemeExplorer:
@@ -112,48 +104,36 @@ def scheme_explorer(*, beta: float = 1.0, n: int = 32) -> SchemeExplorer:
     with plt.ioff():
         fig, _ = plt.subplots(1, 2, figsize=(10, 3.6))
     plt.close(fig)
-    out = widgets.Output()
-    w = SchemeExplorer(
-        ExplorerBox([widgets.HBox([sl_b, sl_n]), out]), sl_b, sl_n, fig, out
-    )
     # without a kernel: seven values of beta and four of n
-    w.widget.static = StaticSpec(
-        fig,
-        [
-            Axis("β", sl_b, sorted({0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 9.0} | {beta})),
-            Axis("n", sl_n, sorted({2, 8, 32, 256} | {n})),
-        ],
-        alt=(
-            "Left: 1 - gamma(t) on log-log axes for post-, pre- and peri-LN "
-            "(equiangular tokens), with the slope t^-2 dotted; post-LN falls "
-            "exponentially, the others like t^-2. Right: the radius of the tokens, "
-            "constant for post-LN and growing linearly for pre- and peri-LN."
-        ),
-        redraw=w.redraw,
+    return SchemeExplorer({"beta": sl_b, "n": sl_n}, fig).start(
+        StaticSpec(
+            fig,
+            [
+                Axis("β", sl_b, sorted({0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 9.0} | {beta})),
+                Axis("n", sl_n, sorted({2, 8, 32, 256} | {n})),
+            ],
+            alt=(
+                "Left: 1 - gamma(t) on log-log axes for post-, pre- and peri-LN "
+                "(equiangular tokens), with the slope t^-2 dotted; post-LN falls "
+                "exponentially, the others like t^-2. Right: the radius of the "
+                "tokens, constant for post-LN and growing linearly for pre- and "
+                "peri-LN."
+            ),
+        )
     )
-    sl_b.observe(w.redraw, names="value")
-    sl_n.observe(w.redraw, names="value")
-    w.redraw()
-    return w
 
 
 # ------------------------------------------------------------------ causal
 
 
-@dataclass(eq=False)
-class CausalExplorer:
-    """Live causal run and retention profile; ``display(w.widget)``."""
+class CausalExplorer(Explorer):
+    """Live causal run and retention profile (an :class:`~attnlib.widgets.Explorer`
+    with controls ``lam`` and ``beta``)."""
 
-    widget: Any
-    lam: Any
-    beta: Any
-    fig: Any
-    out: Any
-    theta0: np.ndarray
-    labels: np.ndarray
-    t_final: float
-    dt: float
-    _cache: dict = field(default_factory=dict, repr=False)
+    def __init__(self, controls, fig, *, theta0, labels, t_final: float, dt: float):
+        super().__init__(controls, fig)
+        self.theta0, self.labels, self.t_final, self.dt = theta0, labels, t_final, dt
+        self._cache: dict = {}
 
     def run(self) -> tuple[np.ndarray, np.ndarray]:
         key = (float(self.lam.value), float(self.beta.value))
@@ -193,10 +173,7 @@ class CausalExplorer:
         ax2.set_title("retention by the last token", fontsize=10)
         ax2.legend(fontsize=8)
         self.fig.tight_layout()
-        show(self.out, self.fig)
-
-    def _ipython_display_(self) -> None:
-        display(self.widget)
+        show(self.output, self.fig)
 
 
 def causal_explorer(
@@ -230,52 +207,42 @@ def causal_explorer(
             1, 3, figsize=(12, 3.6), gridspec_kw={"width_ratios": [1, 1.8, 1.4]}
         )
     plt.close(fig)
-    out = widgets.Output()
     w = CausalExplorer(
-        ExplorerBox([widgets.HBox([sl_l, sl_b]), out]),
-        sl_l,
-        sl_b,
+        {"lam": sl_l, "beta": sl_b},
         fig,
-        out,
-        theta0,
-        labels,
-        t_final,
-        dt,
+        theta0=theta0,
+        labels=labels,
+        t_final=t_final,
+        dt=dt,
     )
-    sl_l.observe(w.redraw, names="value")
-    sl_b.observe(w.redraw, names="value")
-    w.widget.static = StaticSpec(
-        fig,
-        [
-            Axis("λ", sl_l, sorted({0.0, 1.0, 2.0, 4.0, 8.0} | {lam})),
-            Axis("β", sl_b, sorted({0.5, 1.0, 2.0, 4.0} | {beta})),
-        ],
-        alt=(
-            "Causal attention on the circle from four clusters: the tokens' angles "
-            "at the start and the end, their paths over time, and the retention "
-            "profile of the last token over the source position at t = 0.5, 1 and 2 "
-            "(log scale), U-shaped."
-        ),
-        redraw=w.redraw,
+    return w.start(
+        StaticSpec(
+            fig,
+            [
+                Axis("λ", sl_l, sorted({0.0, 1.0, 2.0, 4.0, 8.0} | {lam})),
+                Axis("β", sl_b, sorted({0.5, 1.0, 2.0, 4.0} | {beta})),
+            ],
+            alt=(
+                "Causal attention on the circle from four clusters: the tokens' "
+                "angles at the start and the end, their paths over time, and the "
+                "retention profile of the last token over the source position at "
+                "t = 0.5, 1 and 2 (log scale), U-shaped."
+            ),
+        )
     )
-    w.redraw()
-    return w
 
 
 # ---------------------------------------------------------- low temperature
 
 
-@dataclass(eq=False)
-class TemperatureExplorer:
-    """Softmax against hardmax tokens; ``display(w.widget)``."""
+class TemperatureExplorer(Explorer):
+    """Softmax against hardmax tokens (an :class:`~attnlib.widgets.Explorer` with
+    the control ``log2beta``)."""
 
-    widget: Any
-    log2beta: Any
-    fig: Any
-    out: Any
-    Z0: np.ndarray
-    k: int
-    _cache: dict = field(default_factory=dict, repr=False)
+    def __init__(self, controls, fig, *, Z0: np.ndarray, k: int):
+        super().__init__(controls, fig)
+        self.Z0, self.k = Z0, k
+        self._cache: dict = {}
 
     def runs(self) -> tuple[np.ndarray, np.ndarray]:
         b = float(2.0**self.log2beta.value)
@@ -292,10 +259,7 @@ class TemperatureExplorer:
         draw_hardmax(self.fig.axes[0], verts, soft, title=f"softmax, beta = {b:g}")
         draw_hardmax(self.fig.axes[1], verts, hard, title="hardmax")
         self.fig.tight_layout()
-        show(self.out, self.fig)
-
-    def _ipython_display_(self) -> None:
-        display(self.widget)
+        show(self.output, self.fig)
 
 
 def temperature_explorer(*, log2beta: float = 4.0, k: int = 5) -> TemperatureExplorer:
@@ -316,17 +280,15 @@ def temperature_explorer(*, log2beta: float = 4.0, k: int = 5) -> TemperatureExp
     with plt.ioff():
         fig, _ = plt.subplots(1, 2, figsize=(8, 3.9))
     plt.close(fig)
-    out = widgets.Output()
-    w = TemperatureExplorer(ExplorerBox([sl, out]), sl, fig, out, voronoi_tokens(k), k)
-    sl.observe(w.redraw, names="value")
-    w.widget.static = StaticSpec(
-        fig,
-        [Axis("log₂ β", sl, sorted({float(v) for v in range(10)} | {log2beta}))],
-        alt=(
-            "Paths of tokens inside the convex hull of five vertices: left, the "
-            "softmax dynamics at the chosen beta; right, the hardmax dynamics, "
-            "straight lines to the vertex of each token's cell."
-        ),
+    w = TemperatureExplorer({"log2beta": sl}, fig, Z0=voronoi_tokens(k), k=k)
+    return w.start(
+        StaticSpec(
+            fig,
+            [Axis("log₂ β", sl, sorted({float(v) for v in range(10)} | {log2beta}))],
+            alt=(
+                "Paths of tokens inside the convex hull of five vertices: left, the "
+                "softmax dynamics at the chosen beta; right, the hardmax dynamics, "
+                "straight lines to the vertex of each token's cell."
+            ),
+        )
     )
-    w.redraw()
-    return w

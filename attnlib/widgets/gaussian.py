@@ -15,7 +15,7 @@ from ..scenarios import (
     preset_model,
 )
 from ..viz.gaussian import draw_cloud
-from ._static import Axis, ExplorerBox, StaticSpec, every, show
+from ._static import Axis, Explorer, StaticSpec, every, show
 
 __all__ = ["PRESETS", "preset_model", "gaussian_widget"]
 
@@ -32,7 +32,7 @@ def gaussian_widget(
     n: int = 300,
     t_max: float = 2.0,
     frames: int = 25,
-) -> W.VBox:
+) -> Explorer:
     """Choose (Q, K, V), the attention kernel and a seed; move through time.
 
     The particles are ``n`` samples of N(alpha0, Sigma0) moved by softmax attention;
@@ -42,10 +42,10 @@ def gaussian_widget(
 
     Returns
     -------
-    ipywidgets.VBox
-        With attributes ``sliders`` (keys ``"preset"``, ``"kernel"``, ``"seed"``,
-        ``"frame"``), ``fig``, ``ax``, ``output`` and ``scenario()`` (the current
-        :class:`attnlib.viz.gaussian.CloudScenario`).
+    Explorer
+        With the controls ``"preset"``, ``"kernel"``, ``"seed"`` and ``"frame"``,
+        and the attributes ``ax`` and ``scenario()`` (the current run, an
+        :class:`attnlib.Trajectory`; see :func:`attnlib.scenarios.cloud_scenario`).
     """
     w_preset = W.Dropdown(options=list(PRESETS), value=preset, description="Q, K, V")
     w_kernel = W.Dropdown(
@@ -53,27 +53,33 @@ def gaussian_widget(
     )
     w_seed = W.IntSlider(value=seed, min=0, max=20, description="seed")
     w_frame = W.IntSlider(value=frames - 1, min=0, max=frames - 1, description="frame")
-    out = W.Output()
     fig, ax = plt.subplots(figsize=(5, 4), dpi=80)
     plt.close(fig)
     state: dict = {}
 
-    def recompute(*_):
-        model = preset_model(w_preset.value, w_seed.value, kernel=w_kernel.value)
-        state["sc"] = cloud_scenario(
-            model, ALPHA0, SIGMA0, n=n, seed=w_seed.value, t_max=t_max, frames=frames
-        )
-        P = state["sc"].states.reshape(-1, 2)
-        lo, hi = np.percentile(P, [0.5, 99.5], axis=0)
-        pad = 0.1 * (hi - lo) + 1e-9
-        state["lim"] = (
-            (lo[0] - pad[0], hi[0] + pad[0]),
-            (lo[1] - pad[1], hi[1] + pad[1]),
-        )
-        redraw()
+    def scenario():
+        """The run of the current preset, seed and kernel (computed once)."""
+        key = (w_preset.value, w_seed.value, w_kernel.value)
+        if state.get("key") != key:
+            model = preset_model(key[0], key[1], kernel=key[2])
+            sc = cloud_scenario(
+                model, ALPHA0, SIGMA0, n=n, seed=key[1], t_max=t_max, frames=frames
+            )
+            P = sc.states.reshape(-1, 2)
+            lo, hi = np.percentile(P, [0.5, 99.5], axis=0)
+            pad = 0.1 * (hi - lo) + 1e-9
+            state.update(
+                key=key,
+                sc=sc,
+                lim=(
+                    (lo[0] - pad[0], hi[0] + pad[0]),
+                    (lo[1] - pad[1], hi[1] + pad[1]),
+                ),
+            )
+        return state["sc"]
 
-    def redraw(*_):
-        sc = state["sc"]
+    def redraw():
+        sc = scenario()
         k = min(w_frame.value, len(sc.times) - 1)
         ax.clear()
         t_star = "" if not np.isfinite(sc.t_star) else f", stop {sc.t_star:.3f}"
@@ -85,37 +91,30 @@ def gaussian_widget(
             lim=state["lim"],
             title=f"{w_kernel.value}: t = {sc.times[k]:.3f}{t_star}",
         )
-        show(out, fig)
+        show(box.output, fig)
 
-    w_preset.observe(recompute, names="value")
-    w_seed.observe(recompute, names="value")
-    w_kernel.observe(recompute, names="value")
-    w_frame.observe(redraw, names="value")
-    recompute()
-    box = ExplorerBox([W.HBox([w_preset, w_kernel]), W.HBox([w_seed, w_frame]), out])
-    # without a kernel: every preset and kernel, every third frame (the seed as given)
-    box.static = StaticSpec(
+    box = Explorer(
+        {"preset": w_preset, "kernel": w_kernel, "seed": w_seed, "frame": w_frame},
         fig,
-        [
-            Axis("Q, K, V", w_preset, list(PRESETS)),
-            Axis("kernel", w_kernel, list(KERNEL_CHOICES)),
-            Axis("frame", w_frame, every(list(range(frames)), 3), fmt=str),
-        ],
-        alt=(
-            f"{n} tokens drawn from a Gaussian and moved by attention (dots), with "
-            "the 1σ and 2σ ellipses of the Gaussian that the moment equations "
-            "predict (red), at the chosen frame of the run."
-        ),
-        live_only=["seed"],
+        rows=[["preset", "kernel"], ["seed", "frame"]],
+        redraw=redraw,
     )
-    box.sliders = {
-        "preset": w_preset,
-        "kernel": w_kernel,
-        "seed": w_seed,
-        "frame": w_frame,
-    }
-    box.scenario = lambda: state["sc"]
-    box.fig = fig
+    box.scenario = scenario
     box.ax = ax
-    box.output = out
-    return box
+    # without a kernel: every preset and kernel, every third frame (the seed as given)
+    return box.start(
+        StaticSpec(
+            fig,
+            [
+                Axis("Q, K, V", w_preset, list(PRESETS)),
+                Axis("kernel", w_kernel, list(KERNEL_CHOICES)),
+                Axis("frame", w_frame, every(list(range(frames)), 3), fmt=str),
+            ],
+            alt=(
+                f"{n} tokens drawn from a Gaussian and moved by attention (dots), "
+                "with the 1σ and 2σ ellipses of the Gaussian that the moment "
+                "equations predict (red), at the chosen frame of the run."
+            ),
+            live_only=["seed"],
+        )
+    )

@@ -1,6 +1,7 @@
 r"""Widget of the modelling chapter: tokens on :math:`S^2` under an attention variant.
 
-:func:`sphere_explorer` returns a :class:`SphereExplorer` whose sliders (``beta``,
+:func:`sphere_explorer` returns a :class:`SphereExplorer` (an
+:class:`~attnlib.widgets.Explorer`) whose sliders (``beta``,
 ``n``, ``variant``, ``time``) redraw a 3-D view of the tokens and the curve of the
 mean pairwise inner product :math:`\frac{1}{n^2}\sum_{ij}\langle x_i, x_j\rangle`.
 Trajectories are computed once per ``(beta, n, variant)`` and cached; the time
@@ -9,32 +10,27 @@ slider only indexes into the stored states, so moving it is instant.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 import numpy as np
 from IPython import get_ipython
-from IPython.display import display
 
 from .._validation import check_int, check_real
 from ..sphere import sample_sphere
 from ..scenarios import VARIANTS, variant_trajectory
 from ..viz.modelling import draw_sphere, token_colors
-from ._static import Axis, ExplorerBox, StaticSpec, every, show
+from ._static import Axis, Explorer, StaticSpec, every, show
 
 __all__ = ["SphereExplorer", "sphere_explorer"]
 
 
-@dataclass(eq=False)
-class SphereExplorer:
-    """A live view of tokens on :math:`S^2`; display it with ``display(e.widget)``.
+class SphereExplorer(Explorer):
+    """A live view of tokens on :math:`S^2` (an :class:`~attnlib.widgets.Explorer`).
 
     Attributes
     ----------
-    widget : ipywidgets.VBox
-        Controls and output area.
     beta, n, variant, time : ipywidgets controls
         Setting any ``.value`` recomputes (if needed) and redraws the figure.
     fig : matplotlib.figure.Figure
@@ -44,18 +40,13 @@ class SphereExplorer:
         Output times of the stored trajectories.
     """
 
-    widget: Any
-    beta: Any
-    n: Any
-    variant: Any
-    time: Any
-    fig: Any
-    times: np.ndarray
-    out: Any
-    seed: int
-    n_max: int
-    _cache: dict = field(default_factory=dict, repr=False)
-    _artists: dict = field(default_factory=dict, repr=False)
+    def __init__(
+        self, controls, fig, *, rows, times: np.ndarray, seed: int, n_max: int
+    ):
+        super().__init__(controls, fig, rows=rows)
+        self.times, self.seed, self.n_max = times, seed, n_max
+        self._cache: dict = {}
+        self._artists: dict = {}
 
     def states(self) -> np.ndarray:
         """States ``(T, n, 3)`` for the current ``beta``, ``n`` and ``variant``."""
@@ -107,10 +98,7 @@ class SphereExplorer:
             fontsize=10,
         )
         if get_ipython() is not None:  # show the figure in the widget's output area
-            show(self.out, self.fig)
-
-    def _ipython_display_(self) -> None:
-        display(self.widget)
+            show(self.output, self.fig)
 
 
 def sphere_explorer(
@@ -201,27 +189,30 @@ def sphere_explorer(
     ax.set_ylim(-0.1, 1.02)
     ax.set_ylabel(r"mean $\langle x_i, x_j\rangle$")
     ax.grid(alpha=0.3)
-    out = widgets.Output()
-    box = ExplorerBox([widgets.HBox([b, nn]), widgets.HBox([var, tt]), out])
-    e = SphereExplorer(box, b, nn, var, tt, fig, times, out, int(seed), n_max)
-    # without a kernel: beta and time over a grid (n and the variant stay as given)
-    beta_grid = sorted({0.0, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0, float(b.value)})
-    box.static = StaticSpec(
+    e = SphereExplorer(
+        {"beta": b, "n": nn, "variant": var, "time": tt},
         fig,
-        [
-            Axis("β", b, beta_grid),
-            Axis("time", tt, every(times, 4), fmt=lambda v: f"{v:.3g}"),
-        ],
-        alt=(
-            f"Left: {n} tokens on the sphere S² under {variant} attention and their "
-            "paths up to the chosen time; right: the mean pairwise inner product "
-            "against time, rising to 1 as the tokens gather into clusters."
-        ),
-        live_only=["n", "variant"],
-        redraw=e.redraw,
+        rows=[["beta", "n"], ["variant", "time"]],
+        times=times,
+        seed=int(seed),
+        n_max=n_max,
     )
     e._artists.update(ax3=ax3, ax=ax, curve=curve, marker=marker)
-    for w in (b, nn, var, tt):
-        w.observe(e.redraw, names="value")
-    e.redraw()
-    return e
+    # without a kernel: beta and time over a grid (n and the variant stay as given)
+    beta_grid = sorted({0.0, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0, float(b.value)})
+    return e.start(
+        StaticSpec(
+            fig,
+            [
+                Axis("β", b, beta_grid),
+                Axis("time", tt, every(times, 4), fmt=lambda v: f"{v:.3g}"),
+            ],
+            alt=(
+                f"Left: {n} tokens on the sphere S² under {variant} attention and "
+                "their paths up to the chosen time; right: the mean pairwise inner "
+                "product against time, rising to 1 as the tokens gather into "
+                "clusters."
+            ),
+            live_only=["n", "variant"],
+        )
+    )
