@@ -7,10 +7,10 @@ one place (:mod:`attnlib._kernel`) and time is stepped by one driver
 (:mod:`attnlib._stepping`); :class:`Model`, the ensembles and phase diagrams, the
 energy flows and the measure field are layers over them. The core (this namespace)
 and the topic modules :mod:`attnlib.clustering`, :mod:`attnlib.gaussian`,
-:mod:`attnlib.circle` and :mod:`attnlib.extremisers` import only numpy (scipy and
-tqdm on first use, so that the import is fast); the sympy derivations live in
-:mod:`attnlib.symbolic`, plotting in :mod:`attnlib.viz` and widgets in
-:mod:`attnlib.widgets`, none of which is imported here.
+:mod:`attnlib.circle`, :mod:`attnlib.extremisers` and :mod:`attnlib.frontiers`
+import only numpy (scipy and tqdm on first use, so that the import is fast); the
+sympy derivations live in :mod:`attnlib.symbolic`, plotting in :mod:`attnlib.viz` and
+widgets in :mod:`attnlib.widgets`, none of which is imported here.
 """
 
 from .attention import (
@@ -23,7 +23,7 @@ from .attention import (
     sinkhorn,
     velocity,
 )
-from . import circle, clustering, extremisers, gaussian
+from . import circle, clustering, extremisers, frontiers, gaussian
 from ._validation import TooManyStepsError
 from .energy import (
     energy,
@@ -65,6 +65,7 @@ __all__ = [
     "energy_D_gradient",
     "energy_gradient",
     "extremisers",
+    "frontiers",
     "gaussian",
     "equiangular_gamma",
     "equiangular_rhs",

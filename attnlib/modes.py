@@ -46,8 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import brentq, minimize_scalar
-
+from ._lazy import optimize
 from ._validation import as_numeric, check_choice, check_int, check_real
 
 __all__ = ["ModeCount", "circle_modes", "line_modes", "count_modes"]
@@ -245,13 +244,13 @@ def _locate(kern, g, brackets, period=None):
             xb += period
         fa, fb = kern.fprime(xa), kern.fprime(xb)
         if fa > 0 > fb:
-            x = brentq(kern.fprime, xa, xb, xtol=1e-14 * max(1.0, abs(xa)))
+            x = optimize.brentq(kern.fprime, xa, xb, xtol=1e-14 * max(1.0, abs(xa)))
         elif fa == 0.0 and fb <= 0.0:
             x = xa
         elif fb == 0.0 and fa >= 0.0:
             x = xb
         else:  # rounding at both ends: maximise f itself
-            res = minimize_scalar(
+            res = optimize.minimize_scalar(
                 lambda y: -kern.logf(y),
                 bounds=(xa, xb),
                 method="bounded",

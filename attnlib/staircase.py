@@ -255,10 +255,10 @@ def merge_flow(
                 atol=1e-13,
             )
         if sol.status == -1 or not np.all(np.isfinite(sol.y)):
+            why = sol.message if sol.status == -1 else "the time left the float range"
             raise ValueError(
-                "the cluster dynamics could not be integrated: "
-                f"{sol.message if sol.status == -1 else 'the time left the float range'}"
-                "; use a smaller beta or clusters closer together"
+                f"the cluster dynamics could not be integrated: {why}; use a smaller "
+                "beta or clusters closer together"
             )
         Y = sol.y  # the solver's own steps (an interpolant of t overshoots)
         record(Y[:k].T, np.maximum.accumulate(Y[k]))

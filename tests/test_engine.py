@@ -472,7 +472,7 @@ LAYERS = {
     **dict.fromkeys(["staircase"], 3),
     **dict.fromkeys(["causal"], 2),
     **dict.fromkeys(["noise", "normalisation"], 4),
-    **dict.fromkeys(["circle", "clustering"], 6),
+    **dict.fromkeys(["circle", "clustering", "frontiers"], 6),
     **dict.fromkeys(["__init__", "scenarios", "nets"], 7),
     **dict.fromkeys(["viz"], 8),
     **dict.fromkeys(["widgets"], 9),
@@ -535,6 +535,8 @@ def test_imports_are_layered_and_acyclic():
         "attnlib.noise",
         "attnlib.normalisation",
         "attnlib.staircase",
+        "attnlib.modes",
+        "attnlib.frontiers",
     ],
 )
 def test_import_attnlib_is_light(module):

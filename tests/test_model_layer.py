@@ -384,3 +384,54 @@ def test_the_front_ends_only_draw():
 def test_the_front_end_walk_sees_numerics(src, what):
     found = front_end_numerics(src, "m.py")
     assert found and what in found[0], found
+
+
+def front_end_imports_of_numerics(text: str) -> list[str]:
+    """The names a chapter imports from ``attnlib.viz`` or ``attnlib.widgets`` that
+    are the library's numerics (presets and runners of :mod:`attnlib.scenarios`,
+    re-exported there for old code): a chapter takes them from the library."""
+    from attnlib import scenarios
+
+    out = []
+    for n in ast.walk(ast.parse(text)):
+        if not isinstance(n, ast.ImportFrom) or not (n.module or "").startswith(
+            ("attnlib.viz", "attnlib.widgets")
+        ):
+            continue
+        module = importlib.import_module(n.module)
+        for alias in n.names:
+            obj = getattr(module, alias.name)
+            if any(obj is getattr(scenarios, s) for s in scenarios.__all__):
+                out.append(f"{n.module}.{alias.name}")
+    return out
+
+
+def _chapter_code(path: Path) -> str:
+    """The code cells of a MyST chapter, one after the other (magics left out)."""
+    jupytext = pytest.importorskip("jupytext")
+    cells = jupytext.read(path).cells
+    return "\n".join(
+        "\n".join(ln for ln in c.source.splitlines() if not ln.startswith(("%", "!")))
+        for c in cells
+        if c.cell_type == "code"
+    )
+
+
+def test_chapters_take_numerics_from_the_library_not_the_front_ends():
+    pytest.importorskip("ipywidgets")
+    book = Path(attnlib.__file__).parents[1] / "book"
+    found = []
+    for path in sorted(book.glob("*.md")):
+        code = _chapter_code(path)
+        if "attnlib" in code:
+            found += [
+                f"{path.name}: {name}" for name in front_end_imports_of_numerics(code)
+            ]
+    assert not found, found
+
+
+def test_the_chapter_import_walk_sees_a_preset_from_a_front_end():
+    pytest.importorskip("ipywidgets")
+    src = "from attnlib.widgets.gaussian import ALPHA0, gaussian_widget\n"
+    assert front_end_imports_of_numerics(src) == ["attnlib.widgets.gaussian.ALPHA0"]
+    assert front_end_imports_of_numerics("from attnlib.scenarios import ALPHA0\n") == []
