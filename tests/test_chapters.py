@@ -197,6 +197,28 @@ def test_the_book_executor_stops_a_sleeping_cell_and_names_it(tmp_path):
         cache.match_cache_notebook(slow)
 
 
+@pytest.mark.slow  # starts a kernel
+def test_a_failing_page_is_reported_when_the_pages_after_it_are_cancelled(tmp_path):
+    """One page at a time: the first fails, so the pages after it never start; the
+    error names the failing page and its cell's exception. Before, the loop took
+    the result of a cancelled page and raised CancelledError, with no word of the
+    page that had failed (a book build in CI reported only that)."""
+    _small_book(
+        tmp_path,
+        # the pool holds two pages (one running, one queued): the rest wait in it,
+        # and are cancelled
+        {
+            "broken": ["raise ValueError('the broken cell')"],
+            **{f"later{k}": [f"x = {k}"] for k in range(4)},
+        },
+        600,
+    )
+    with pytest.raises(execution.BookExecutionError) as err:
+        execution.execute_book(tmp_path / "_build", tmp_path, jobs=1)
+    assert "book/broken.md" in str(err.value), err.value
+    assert "the broken cell" in str(err.value), err.value
+
+
 def test_the_book_pages_are_the_notebooks_of_the_toc():
     pages = execution.book_pages()
     assert pages == NOTEBOOKS

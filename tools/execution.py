@@ -533,6 +533,8 @@ def execute_book(
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
+                if future.cancelled():  # not started after another page failed
+                    continue
                 result = future.result()
                 page = Path(result["page"])
                 rel = page.relative_to(root).as_posix()
