@@ -651,7 +651,15 @@ def gram_field(G: np.ndarray, beta: Any, normalization: str = "sa") -> np.ndarra
     matrices), with ``beta`` as in :func:`logits`.
     """
     W, log_scale = attention_weights(_col(beta, G.ndim) * G, normalization)
-    AG = aggregate(W, G, log_scale, dtype=G.dtype, what="the USA Gram field")
+    AG = aggregate(
+        W,
+        G,
+        log_scale,
+        dtype=G.dtype,
+        what="the USA Gram field",
+        hint="use normalization='sa', a smaller beta, or G with smaller entries (a "
+        "Gram matrix of unit tokens has them in [-1, 1])",
+    )
     c = np.einsum("...ii->...i", AG)
     return AG + _tr(AG) - c[..., :, None] * G - G * c[..., None, :]
 
