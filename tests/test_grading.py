@@ -346,6 +346,23 @@ def _start(cmd) -> subprocess.Popen:
             return proc
 
 
+def _wait_or_show_where(proc: subprocess.Popen, timeout: float) -> None:
+    """Wait for a grading run; if it is still running after ``timeout`` seconds,
+    have it print its threads' stacks (SIGUSR1), kill it and fail with them."""
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(3)
+        proc.kill()
+        proc.wait(timeout=60)
+        time.sleep(1)  # the reader thread takes the last lines
+        pytest.fail(
+            f"the run had not stopped {timeout} s after Ctrl-C; its stderr and "
+            "stacks:\n" + "".join(proc.lines[-150:])
+        )
+
+
 @slow
 def test_interrupted_run_stops_fast_and_resumes(a1, tmp_path):
     """Ctrl-C stops a run within seconds and writes what is done; a second run
@@ -386,7 +403,7 @@ def test_interrupted_run_stops_fast_and_resumes(a1, tmp_path):
         cwgrade.grade(SLUG, folder, build_root=a1, out=out, limits=LIMITS)
     start = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=60)
+    _wait_or_show_where(proc, 90)
     stopped = time.monotonic() - start
     assert proc.returncode == 130, "".join(proc.lines[-40:])
     assert stopped < 30, f"Ctrl-C took {stopped:.1f} s"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import faulthandler
+import signal
 import sys
 from pathlib import Path
 
@@ -66,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "grade":
             if not args.slug or not str(args.folder):
                 parser.error("usage: make grade A=<assignment> SUBMISSIONS=<folder>")
+            # kill -USR1 <pid> prints where every thread of a run that seems stuck is
+            faulthandler.register(signal.SIGUSR1, all_threads=True)
             grade.grade(
                 args.slug,
                 args.folder,
