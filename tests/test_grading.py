@@ -326,10 +326,21 @@ def test_regrading_keeps_the_hand_graded_column_and_earlier_results(attacked, ca
     assert old and "Not graded (empty)" in old[-1].read_text()
 
 
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _start(cmd) -> subprocess.Popen:
-    """Start a grading run; return once it has graded its first notebook."""
+    """Start a grading run; return once it has graded its first notebook. It starts
+    with SIGINT ignored, as a shell without job control starts a background command
+    (CI's own runs were started so): Ctrl-C must stop it all the same."""
     proc = subprocess.Popen(
-        cmd, cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
+        cmd,
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        preexec_fn=_ignore_sigint,
     )
     lines = []
     while True:

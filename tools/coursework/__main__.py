@@ -70,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
                 parser.error("usage: make grade A=<assignment> SUBMISSIONS=<folder>")
             # kill -USR1 <pid> prints where every thread of a run that seems stuck is
             faulthandler.register(signal.SIGUSR1, all_threads=True)
+            # Ctrl-C (SIGINT) stops the run and writes what is graded, even where it
+            # was started with SIGINT ignored (a shell without job control starts
+            # background commands so, and Python then never raises KeyboardInterrupt)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
             grade.grade(
                 args.slug,
                 args.folder,
