@@ -646,9 +646,9 @@ def gram_field(G: np.ndarray, beta: Any, normalization: str = "sa") -> np.ndarra
 
         \dot G = AG + (AG)^\top - CG - GC, \qquad C = \operatorname{diag}(c),
 
-    a closed equation in :math:`G` ([GLPR] §6.2). Any ``(..., n, n)`` matrices are
-    accepted (the set of symmetric matrices with entries in [-1, 1], not only Gram
-    matrices), with ``beta`` as in :func:`logits`.
+    a closed equation in :math:`G` ([GLPR] §6.2). Any symmetric ``(..., n, n)``
+    matrices are accepted, not only Gram matrices (whose entries lie in [-1, 1]),
+    with ``beta`` as in :func:`logits`.
     """
     W, log_scale = attention_weights(_col(beta, G.ndim) * G, normalization)
     AG = aggregate(
