@@ -382,16 +382,21 @@ def test_interrupted_run_stops_fast_and_resumes(a1, tmp_path):
     solution = _notebook(a1 / SLUG / "solution" / f"{SLUG}.ipynb")
     folder, out = tmp_path / "subs", tmp_path / "grades"
     folder.mkdir()
-    for i in range(5):
+
+    def save(i: int, wait: str = "") -> None:
         nb = copy.deepcopy(solution)
-        # the second notebook waits 45 s (wall time, no CPU), so that the run is
-        # still going when the second run's refusal below is checked and Ctrl-C is
-        # sent: without it five notebooks took 13 s as an ordinary user, and with
-        # 4 s in each the run still ended first (28 s) while the attacks' sandboxes,
-        # without control groups there, loaded the machine (exit 0, not 130)
-        wait = "import time\ntime.sleep(45)\n" if i == 1 else ""
         nb["cells"].append(code_cell(f"# student {i}\n{wait}"))
         (folder / f"s{i}.ipynb").write_text(json.dumps(nb))
+
+    for i in range(5):
+        save(i)
+    # the second notebook waits (wall time, no CPU) until Ctrl-C, so that the run
+    # is still going when the second run's refusal below is checked and Ctrl-C is
+    # sent, however loaded the machine: without it five notebooks took 13 s as an
+    # ordinary user, and with 4 s in each the run still ended first (28 s) while
+    # the attacks' sandboxes loaded the machine (exit 0, not 130); the wait is
+    # within the sandbox's wall limit, so only Ctrl-C can end it in time
+    save(1, f"import time\ntime.sleep({LIMITS.wall_s - 60})\n")
     cmd = [
         sys.executable,
         "-m",
@@ -422,7 +427,10 @@ def test_interrupted_run_stops_fast_and_resumes(a1, tmp_path):
     assert 1 <= len(rows) < 5 and all(r["total"] == "18" for r in rows)
     first = len(rows)
     assert _gone(proc.pid) == []
-    # killed outright: the testers and their sandboxes die with the run
+    # the second notebook, never graded, no longer waits: the next run grades it
+    # first, and is killed outright once it has (the testers and their sandboxes
+    # die with the run)
+    save(1)
     proc = _start(cmd)
     proc.kill()
     proc.wait(timeout=60)
