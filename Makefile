@@ -157,7 +157,10 @@ grade: $(CW_STAMP)
 	  { echo "usage: make grade A=<assignment> SUBMISSIONS=<folder> [TIMEOUT=120]"; exit 2; }
 	$(CW) grade "$(A)" "$(SUBMISSIONS)" $(GRADE_FLAGS)
 
-student: $(STAMP) $(VENDOR) coursework-pages
+# The student edition strips the chapters and takes the outputs of the cells it
+# keeps from the book's execution cache: it runs nothing the book has run, and
+# builds beside the book's own Sphinx build (make -j2 book student).
+student: $(STAMP) $(VENDOR) coursework-pages execution-cache
 	$(CW) student
 
 clean: clean-coursework
