@@ -50,11 +50,11 @@ def _page(tmp_path, body, style=STYLE, name="page.html"):
     return path
 
 
-def _violations(browser, path):
+def _violations(browser, path, colours=True):
     page = browser.new_page(viewport={"width": 1366, "height": 900})
     try:
         page.goto(path.as_uri(), wait_until="load")
-        return accessibility(page, AXE.read_text(encoding="utf-8"))
+        return accessibility(page, AXE.read_text(encoding="utf-8"), colours)
     finally:
         page.close()
 
@@ -98,4 +98,22 @@ def test_a_name_that_does_not_hold_the_visible_label_fails(browser, tmp_path):
 def test_a_summary_without_a_name_fails(browser, tmp_path):
     body = GOOD.replace("<summary>Show the proof</summary>", "<summary></summary>")
     found = _violations(browser, _page(tmp_path, body))
+    assert {f.split(" ")[1] for f in found} == {"summary-name"}, found
+
+
+def test_without_the_colour_rules_only_the_colours_go_unread(browser, tmp_path):
+    """colours=False (a page whose every element is styled as on a page checked with
+    them) leaves out the colour rules in both modes, and nothing else."""
+    style = STYLE.replace(
+        '[data-theme="light"] a { color: #0a58ca; }',
+        '[data-theme="light"] a { color: #808080; }',
+    ).replace(
+        '[data-theme="dark"] .note { color: #9ca4af; }',
+        '[data-theme="dark"] .note { color: #4a4f55; }',
+    )
+    body = GOOD.replace("<summary>Show the proof</summary>", "<summary></summary>")
+    path = _page(tmp_path, body, style)
+    rules = {f.split(" ")[1] for f in _violations(browser, path)}
+    assert rules == {"color-contrast", "summary-name"}, rules
+    found = _violations(browser, path, colours=False)
     assert {f.split(" ")[1] for f in found} == {"summary-name"}, found

@@ -303,3 +303,95 @@ def test_the_student_check_skips_only_pages_whose_article_is_the_readers(tmp_pat
     no_article = tmp_path / "bare.html"
     no_article.write_text("<html><body><p>The sphere.</p></body></html>")
     assert not same_article(no_article, no_article)
+
+
+def _edition_page(folder, name, article, title="Book", sheets=("theme.css",)):
+    folder.mkdir(parents=True, exist_ok=True)
+    links = "".join(f'<link rel="stylesheet" href="_static/{s}?v=1" />' for s in sheets)
+    path = folder / name
+    path.write_text(
+        f"<html><head><title>{title}</title>{links}</head><body><nav>{title}</nav>"
+        f'<article class="bd-article" role="main">{article}</article></body></html>'
+    )
+    return path
+
+
+READER_ARTICLE = (
+    '<h1>Clustering</h1><p class="lead">Text <a class="reference internal" '
+    'href="#x">a link</a>.</p><details class="solution"><p>The proof.</p></details>'
+    '<div class="cell_output"><pre style="color: #333">0.5</pre></div>'
+)
+
+
+def test_colours_are_left_to_the_reader_edition_only_for_elements_styled_as_there(
+    tmp_path,
+):
+    """A chapter of the student edition is its reader page without the solutions:
+    axe-core's colour rules, run on the reader page, measured every element of it
+    when each element is of a kind (tag, classes, inline style) found there, with
+    the same stylesheets; any other element, stylesheet or missing page runs them
+    again."""
+    from tools.check_html import colours_checked_there
+
+    reader = _edition_page(tmp_path / "r", "c.html", READER_ARTICLE)
+    stripped = READER_ARTICLE.replace(
+        '<details class="solution"><p>The proof.</p></details>', ""
+    )
+    student = _edition_page(tmp_path / "s", "c.html", stripped, "Book (student)")
+    assert colours_checked_there(student, reader)
+    # an element of a new kind: a class, an inline colour, a tag
+    for new in (
+        '<p class="exercise-note">Try it.</p>',
+        '<pre style="color: #999">0.5</pre>',
+        "<mark>note</mark>",
+    ):
+        other = _edition_page(tmp_path / "n", "c.html", stripped + new)
+        assert not colours_checked_there(other, reader), new
+    # the same elements under another stylesheet, or no reader page
+    restyled = _edition_page(tmp_path / "t", "c.html", stripped, sheets=("dark.css",))
+    assert not colours_checked_there(restyled, reader)
+    assert not colours_checked_there(student, tmp_path / "missing" / "c.html")
+
+
+def test_the_student_check_reads_in_the_browser_only_what_differs(
+    tmp_path, monkeypatch, capsys
+):
+    """With --same-as, the pages whose article is the reader's are not opened again;
+    the others are, with axe-core's colour rules only where an element is styled
+    otherwise than on the reader page."""
+    import tools.browser_check as browser_check
+    import tools.check_html as check_html
+
+    reader_root, student_root = tmp_path / "r" / "html", tmp_path / "s" / "html"
+    stripped = READER_ARTICLE.replace(
+        '<details class="solution"><p>The proof.</p></details>', ""
+    )
+    for name, reader, student in (
+        ("same.html", READER_ARTICLE, READER_ARTICLE),
+        ("stripped.html", READER_ARTICLE, stripped),
+        ("new.html", READER_ARTICLE, stripped + '<p class="new">x</p>'),
+    ):
+        _edition_page(reader_root / "book", name, reader)
+        _edition_page(student_root / "book", name, student, "Book (student)")
+    seen = {}
+
+    def check_pages(pages, root, chromium, shots, figures, doms, colours_there=()):
+        seen["pages"] = sorted(p.name for p in pages)
+        seen["no colours"] = sorted(p.name for p in colours_there)
+        return [], {}
+
+    monkeypatch.setattr(browser_check, "check_pages", check_pages)
+    monkeypatch.setattr(browser_check, "accessibility_pages", lambda p, c: [])
+    monkeypatch.setattr(check_html.shutil, "which", lambda name: "/usr/bin/true")
+    assert check_html.main(student_root, None, reader_root) == 0
+    assert seen == {
+        "pages": ["new.html", "stripped.html"],
+        "no colours": ["stripped.html"],
+    }
+    assert "1 pages hold the article" in capsys.readouterr().out
+    # the reader edition itself is read in full, with every rule
+    assert check_html.main(reader_root, None, None) == 0
+    assert seen == {
+        "pages": ["new.html", "same.html", "stripped.html"],
+        "no colours": [],
+    }

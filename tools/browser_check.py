@@ -155,12 +155,13 @@ THEMES = ("light", "dark")
 # label-content-name-mismatch (a control whose accessible name does not contain its
 # visible text, which voice control users speak) is experimental in axe-core and off
 # unless asked for
-_AXE_RUN = """async ([impacts, only]) => {
+_AXE_RUN = """async ([impacts, only, skip]) => {
   const options = {
     resultTypes: ["violations"],
     rules: {"label-content-name-mismatch": {enabled: true}},
   };
   if (only.length) { options.runOnly = {type: "rule", values: only}; }
+  for (const rule of skip) { options.rules[rule] = {enabled: false}; }
   const result = await axe.run(document, options);
   return result.violations.filter(v => impacts.includes(v.impact)).map(v => [
     v.id, v.impact, v.nodes.length,
@@ -196,17 +197,22 @@ def set_theme(page: Any, theme: str) -> None:
 COLOUR_RULES = ("color-contrast", "link-in-text-block")
 
 
-def accessibility(page: Any, axe: str) -> list[str]:
+def accessibility(page: Any, axe: str, colours: bool = True) -> list[str]:
     """axe-core's critical and serious violations of an open page: every rule in the
-    light mode of the theme, and the colour rules again in its dark mode."""
+    light mode of the theme, and the colour rules again in its dark mode. With
+    ``colours=False``, every rule but the colour rules, in the light mode only: for a
+    page whose every element is styled as an element of a page whose colours were
+    checked (:func:`tools.check_html.colours_checked_there`); the colour rules are
+    most of axe-core's time on a chapter (about 20 of 24 s)."""
     if not page.evaluate("() => typeof window.axe === 'object'"):
         page.add_script_tag(content=axe)
     failures = []
+    skip = [] if colours else list(COLOUR_RULES)
     try:
-        for theme in THEMES:
+        for theme in THEMES if colours else THEMES[:1]:
             set_theme(page, theme)
             only = [] if theme == THEMES[0] else list(COLOUR_RULES)
-            found = page.evaluate(_AXE_RUN, [list(AXE_IMPACTS), only])
+            found = page.evaluate(_AXE_RUN, [list(AXE_IMPACTS), only, skip])
             for rule, impact, n, where in found:
                 failures.append(
                     f"axe {rule} ({impact}, {theme} mode) on {n} element(s): "
@@ -430,13 +436,16 @@ def check_pages(
     shots: Path | None = None,
     figures: dict[Path, set[str]] | None = None,
     doms: dict[Path, str] | None = None,
+    colours_there: frozenset[Path] | set[Path] = frozenset(),
 ) -> tuple[list, dict]:
     """Failures (``"<page>: <what>"``) and the weight in bytes of each page; with
     ``shots``, a screenshot of each whole page at each width is written there
     (``<page>-1366.png``, ``<page>-390.png``) for a reader to review. ``figures``
     names, for each page, the images of its figures (:func:`text_failures`); the
     smallest text of each page's figures at 390 px is printed. ``doms`` receives
-    each page's document at the desktop width once MathJax has typeset it."""
+    each page's document at the desktop width once MathJax has typeset it. On the
+    pages of ``colours_there`` axe-core leaves out its colour rules
+    (:func:`accessibility`)."""
     from playwright.sync_api import sync_playwright
 
     failures: list[str] = []
@@ -455,7 +464,16 @@ def check_pages(
                 names = (figures or {}).get(path, set())
                 for width in WIDTHS:
                     failures += _check(
-                        browser, path, root, width, axe, weights, shots, names, doms
+                        browser,
+                        path,
+                        root,
+                        width,
+                        axe,
+                        weights,
+                        shots,
+                        names,
+                        doms,
+                        colours=path not in colours_there,
                     )
         finally:
             browser.close()
@@ -472,6 +490,7 @@ def _check(
     shots=None,
     figures=frozenset(),
     doms=None,
+    colours=True,
 ) -> list[str]:
     name = f"{path.name} at {width} px"
     page = browser.new_page(viewport={"width": width, "height": 900})
@@ -503,7 +522,7 @@ def _check(
             if doms is not None:  # as typeset, before anything is opened or scrolled
                 doms[path] = page.content()
         if axe is not None and width == WIDTHS[0]:
-            out += [f"{name}: {f}" for f in accessibility(page, axe)]
+            out += [f"{name}: {f}" for f in accessibility(page, axe, colours)]
         if width == WIDTHS[0]:
             out += [f"{name}: {f}" for f in raw_tex(page)]
             out += [f"{name}: {f}" for f in toc_failures(page)]

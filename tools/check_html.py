@@ -60,10 +60,14 @@ of the chapters are read from the execution cache next to the HTML directory
    the reader to solutions in an edition that has none (:func:`stale_failures`).
 
 With ``--same-as OTHER`` (the student edition, ``OTHER`` the reader's, whose check
-must pass too), axe-core skips the pages outside the chapters and the Coursework
-part whose article is that of the same page of ``OTHER`` (the Library reference, the
-references...): their text was checked there, and this edition's template is
-checked on its chapters (:func:`same_article`).
+must pass too), a page whose article is that of the same page of ``OTHER`` (the
+introduction, the references, the assignment pages, the Library reference...) is
+not opened in the browser again: its text was read there, and this edition's
+template is read on its chapters (:func:`same_article`). On a chapter, whose
+solutions are taken out, axe-core leaves out its colour rules when every element of
+the article is of a kind (tag, classes, inline style) that the reader page holds,
+with the same stylesheets: their colours were measured there
+(:func:`colours_checked_there`); any other element runs them here.
 
 Points 2 and 3 on a notebook are :func:`notebook_failures`, also used by the test
 that executes the chapters.
@@ -589,6 +593,51 @@ def same_article(page: Path, other: Path) -> bool:
     return bool(mine and theirs and mine.group(0) == theirs.group(0))
 
 
+_TAG = re.compile(r"<([a-zA-Z][\w-]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>")
+_CLASS = re.compile(r"""\bclass=(?:"([^"]*)"|'([^']*)')""")
+_STYLE = re.compile(r"""\bstyle=(?:"([^"]*)"|'([^']*)')""")
+
+
+def _attr(pattern: re.Pattern, attrs: str) -> str:
+    m = pattern.search(attrs)
+    return " ".join(sorted((m.group(1) or m.group(2) or "").split())) if m else ""
+
+
+def styled_elements(text: str) -> set[tuple[str, str, str]]:
+    """The kinds of element of a page's article: tag, classes and inline style."""
+    m = ARTICLE.search(text)
+    return {
+        (t.group(1).lower(), _attr(_CLASS, t.group(2)), _attr(_STYLE, t.group(2)))
+        for t in _TAG.finditer(m.group(0) if m else "")
+    }
+
+
+def colours_checked_there(page: Path, other: Path) -> bool:
+    """Whether every element of ``page``'s article is of a kind (tag, classes, inline
+    style) that ``other``'s article holds too, with the same stylesheets: a chapter
+    of the student edition is its reader page with solutions taken out, so the
+    colours axe-core's colour rules measured there are the colours here."""
+    if not other.is_file():
+        return False
+    text = page.read_text(encoding="utf-8", errors="replace")
+    if ARTICLE.search(text) is None:
+        return False
+    mine = styled_elements(text)
+    theirs = styled_elements(other.read_text(encoding="utf-8", errors="replace"))
+    return bool(theirs) and mine <= theirs and _stylesheets(page) == _stylesheets(other)
+
+
+_SHEET = re.compile(r'<link[^>]*rel="stylesheet"[^>]*href="([^"?]+)', re.I)
+
+
+def _stylesheets(page: Path) -> list[str]:
+    """The stylesheets a page loads (their names, without the edition's version)."""
+    return [
+        href.rsplit("/", 1)[-1]
+        for href in _SHEET.findall(page.read_text(encoding="utf-8", errors="replace"))
+    ]
+
+
 def main(root: Path, shots: Path | None = None, same_as: Path | None = None) -> int:
     # the chapters, then the assignment pages and the guide of the Coursework part
     pages = sorted(root.glob("book/*.html")) + sorted(
@@ -622,10 +671,28 @@ def main(root: Path, shots: Path | None = None, same_as: Path | None = None) -> 
         return 1
     from .browser_check import WEIGHT_AIM, accessibility_pages, check_pages
 
+    # the student edition: the pages whose article is the reader edition's were read
+    # in the browser there; on the others, axe-core's colour rules were run there on
+    # elements styled as these, when no element here is of a kind the reader page
+    # lacks
+    if same_as is None:
+        browse, colours_there = pages, set()
+    else:
+        twins = {p: same_as / p.relative_to(root) for p in pages}
+        browse = [p for p in pages if not same_article(p, twins[p])]
+        colours_there = {p for p in browse if colours_checked_there(p, twins[p])}
+        print(
+            f"{len(pages) - len(browse)} pages hold the article of {same_as}: read in "
+            f"the browser there; {len(browse)} read here, {len(colours_there)} of them "
+            "with no element styled otherwise than there (axe-core's colour rules "
+            "were run there)"
+        )
     doms: dict[Path, str] = {}
-    browser_fail, weights = check_pages(pages, root, chromium, shots, figures, doms)
+    browser_fail, weights = check_pages(
+        browse, root, chromium, shots, figures, doms, colours_there
+    )
     failures += browser_fail
-    for page in pages:
+    for page in browse:
         dom = doms.get(page, "")
         text = page.read_text(encoding="utf-8")
         n_math = dom.count("<mjx-container")
