@@ -102,10 +102,15 @@ def test_ci_executes_the_chapters_once_in_the_book_build():
         if words[:1] == ["make"]:  # make [-jN --output-sync=...] target...
             steps.append([w for w in words[1:] if not w.startswith("-")])
     # the environment (it executes nothing), then the book (it executes), then
-    # what reads its execution cache: the student edition, the PDF and the tests
+    # what reads its execution cache: the student edition, the PDF and the tests;
+    # a target built beside the book (make -jN) waits for the cache the book fills
     assert steps[0] == ["env"], steps
-    assert steps[1] == ["book"], steps
-    later = {t for targets in steps[2:] for t in targets}
+    assert steps[1][0] == "book", steps
+    makefile = (ROOT / "Makefile").read_text()
+    for beside in steps[1][1:]:
+        rule = re.search(rf"^{beside}:([^\n]*)", makefile, re.M)
+        assert rule and "execution-cache" in rule.group(1).split(), beside
+    later = {t for targets in [steps[1][1:], *steps[2:]] for t in targets}
     assert later == {"student", "pdf", "test"}, steps
     # the PDF is built before the tests (the test of LaTeX's log reads it)
     assert steps.index(["test"]) > next(i for i, s in enumerate(steps) if "pdf" in s)
