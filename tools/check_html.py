@@ -619,23 +619,23 @@ def colours_checked_there(page: Path, other: Path) -> bool:
     colours axe-core's colour rules measured there are the colours here."""
     if not other.is_file():
         return False
-    text = page.read_text(encoding="utf-8", errors="replace")
-    if ARTICLE.search(text) is None:
-        return False
-    mine = styled_elements(text)
-    theirs = styled_elements(other.read_text(encoding="utf-8", errors="replace"))
-    return bool(theirs) and mine <= theirs and _stylesheets(page) == _stylesheets(other)
+    mine, theirs = (
+        p.read_text(encoding="utf-8", errors="replace") for p in (page, other)
+    )
+    kinds = styled_elements(mine)  # empty only without an article
+    return (
+        bool(kinds)
+        and kinds <= styled_elements(theirs)
+        and _stylesheets(mine) == _stylesheets(theirs)
+    )
 
 
 _SHEET = re.compile(r'<link[^>]*rel="stylesheet"[^>]*href="([^"?]+)', re.I)
 
 
-def _stylesheets(page: Path) -> list[str]:
+def _stylesheets(text: str) -> list[str]:
     """The stylesheets a page loads (their names, without the edition's version)."""
-    return [
-        href.rsplit("/", 1)[-1]
-        for href in _SHEET.findall(page.read_text(encoding="utf-8", errors="replace"))
-    ]
+    return [href.rsplit("/", 1)[-1] for href in _SHEET.findall(text)]
 
 
 def main(root: Path, shots: Path | None = None, same_as: Path | None = None) -> int:
