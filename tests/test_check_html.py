@@ -353,6 +353,66 @@ def test_colours_are_left_to_the_reader_edition_only_for_elements_styled_as_ther
     assert not colours_checked_there(student, tmp_path / "missing" / "c.html")
 
 
+EXPLORER = (
+    '<div class="attnlib-explorer" id="e1"><img class="attnlib-explorer-frame" '
+    'src="../_images/explorer/a.png" alt="The frame.">'
+    '<div class="attnlib-explorer-controls" hidden><label for="e1-0">t</label>'
+    '<input type="range" id="e1-0" data-axis="0" min="0" max="1" value="0"></div>'
+    '<script type="application/json" class="attnlib-explorer-data">'
+    '{"frames": ["../_images/explorer/a.png", "../_images/explorer/b.png"]}</script>'
+    "<script>/* shows the frame of the values */</script></div>"
+)
+
+
+def _explorer_edition(root, article, frames=None, script="show();", name="c.html"):
+    """A chapter ``book/<name>`` of an edition under ``root``, with the files it
+    loads: the explorer's frames (name -> bytes) and the book's script."""
+    page = _edition_page(root / "book", name, article)
+    page.write_text(
+        page.read_text().replace(
+            "</head>", '<script src="../_static/book.js?v=1"></script></head>'
+        )
+    )
+    (root / "_static").mkdir(parents=True, exist_ok=True)
+    (root / "_static" / "book.js").write_text(script)
+    (root / "_images" / "explorer").mkdir(parents=True, exist_ok=True)
+    for name, data in (frames or {"a.png": b"A", "b.png": b"B"}).items():
+        (root / "_images" / "explorer" / name).write_bytes(data)
+    return page
+
+
+def test_explorers_are_left_to_the_reader_edition_only_where_all_is_the_same(
+    tmp_path,
+):
+    """The student check does not drive a chapter's static explorers again when each
+    is one of the reader page's byte for byte and every frame and script it loads is
+    the same file in both editions: the reader check moved those controls over those
+    frames. A changed explorer, a frame missing or different in this edition's
+    build, another script, a page without explorers or no reader page drives them."""
+    from tools.check_html import explorers, explorers_checked_there
+
+    article = f"<h1>Circle</h1>{EXPLORER}<p>After.</p>"
+    reader = _explorer_edition(tmp_path / "r", article + "<p>The proof.</p>")
+    student = _explorer_edition(tmp_path / "s", article)
+    assert explorers(student.read_text()) == [EXPLORER]
+    assert explorers_checked_there(student, reader)
+    changed = _explorer_edition(tmp_path / "c", article.replace('max="1"', 'max="2"'))
+    assert not explorers_checked_there(changed, reader)
+    missing = _explorer_edition(tmp_path / "m", article, {"a.png": b"A"})
+    assert not explorers_checked_there(missing, reader)
+    other_frame = _explorer_edition(
+        tmp_path / "f", article, {"a.png": b"A", "b.png": b"b"}
+    )
+    assert not explorers_checked_there(other_frame, reader)
+    other_script = _explorer_edition(tmp_path / "j", article, script="show(1);")
+    assert not explorers_checked_there(other_script, reader)
+    bare = _explorer_edition(tmp_path / "b", "<h1>Circle</h1>")
+    assert not explorers_checked_there(
+        bare, _explorer_edition(tmp_path / "b2", "<h1>Circle</h1>")
+    )
+    assert not explorers_checked_there(student, tmp_path / "none" / "c.html")
+
+
 def test_the_student_check_reads_in_the_browser_only_what_differs(
     tmp_path, monkeypatch, capsys
 ):
@@ -373,11 +433,19 @@ def test_the_student_check_reads_in_the_browser_only_what_differs(
     ):
         _edition_page(reader_root / "book", name, reader)
         _edition_page(student_root / "book", name, student, "Book (student)")
+    # a chapter with a static explorer, the same in both editions
+    explorer = f"<h1>Circle</h1>{EXPLORER}"
+    _explorer_edition(reader_root, explorer + "<p>The proof.</p>", name="e.html")
+    _explorer_edition(student_root, explorer, name="e.html")
     seen = {}
 
-    def check_pages(pages, root, chromium, shots, figures, doms, colours_there=()):
+    def check_pages(
+        pages, root, chromium, shots, figures, doms, colours_there=(), driven=()
+    ):
         seen["pages"] = sorted(p.name for p in pages)
         seen["no colours"] = sorted(p.name for p in colours_there)
+        seen["not driven"] = sorted(p.name for p in driven)
+        doms.update({p: p.read_text() for p in pages})  # as typeset
         return [], {}
 
     monkeypatch.setattr(browser_check, "check_pages", check_pages)
@@ -385,13 +453,15 @@ def test_the_student_check_reads_in_the_browser_only_what_differs(
     monkeypatch.setattr(check_html.shutil, "which", lambda name: "/usr/bin/true")
     assert check_html.main(student_root, None, reader_root) == 0
     assert seen == {
-        "pages": ["new.html", "stripped.html"],
-        "no colours": ["stripped.html"],
+        "pages": ["e.html", "new.html", "stripped.html"],
+        "no colours": ["e.html", "stripped.html"],
+        "not driven": ["e.html"],
     }
     assert "1 pages hold the article" in capsys.readouterr().out
     # the reader edition itself is read in full, with every rule
     assert check_html.main(reader_root, None, None) == 0
     assert seen == {
-        "pages": ["new.html", "same.html", "stripped.html"],
+        "pages": ["e.html", "new.html", "same.html", "stripped.html"],
         "no colours": [],
+        "not driven": [],
     }

@@ -437,6 +437,7 @@ def check_pages(
     figures: dict[Path, set[str]] | None = None,
     doms: dict[Path, str] | None = None,
     colours_there: frozenset[Path] | set[Path] = frozenset(),
+    driven_there: frozenset[Path] | set[Path] = frozenset(),
 ) -> tuple[list, dict]:
     """Failures (``"<page>: <what>"``) and the weight in bytes of each page; with
     ``shots``, a screenshot of each whole page at each width is written there
@@ -445,7 +446,8 @@ def check_pages(
     smallest text of each page's figures at 390 px is printed. ``doms`` receives
     each page's document at the desktop width once MathJax has typeset it. On the
     pages of ``colours_there`` axe-core leaves out its colour rules
-    (:func:`accessibility`)."""
+    (:func:`accessibility`); on those of ``driven_there`` the static explorers are
+    not driven (:func:`tools.check_html.explorers_checked_there`)."""
     from playwright.sync_api import sync_playwright
 
     failures: list[str] = []
@@ -474,6 +476,7 @@ def check_pages(
                         names,
                         doms,
                         colours=path not in colours_there,
+                        drive=path not in driven_there,
                     )
         finally:
             browser.close()
@@ -491,6 +494,7 @@ def _check(
     figures=frozenset(),
     doms=None,
     colours=True,
+    drive=True,
 ) -> list[str]:
     name = f"{path.name} at {width} px"
     page = browser.new_page(viewport={"width": width, "height": 900})
@@ -527,7 +531,8 @@ def _check(
             out += [f"{name}: {f}" for f in raw_tex(page)]
             out += [f"{name}: {f}" for f in toc_failures(page)]
         out += [f"{name}: {f}" for f in page.evaluate(_EQUATION_START)]
-        out += [f"{name}: {f}" for f in drive_explorers(page)]
+        if drive:
+            out += [f"{name}: {f}" for f in drive_explorers(page)]
         if shots is not None:  # before the sidebar is opened, at the top
             shots.mkdir(parents=True, exist_ok=True)
             page.evaluate("() => window.scrollTo(0, 0)")

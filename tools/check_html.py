@@ -67,7 +67,11 @@ template is read on its chapters (:func:`same_article`). On a chapter, whose
 solutions are taken out, axe-core leaves out its colour rules when every element of
 the article is of a kind (tag, classes, inline style) that the reader page holds,
 with the same stylesheets: their colours were measured there
-(:func:`colours_checked_there`); any other element runs them here.
+(:func:`colours_checked_there`); any other element runs them here. Its static
+explorers are not driven again when each is one of the reader page's byte for byte,
+with the same frames and scripts as files (:func:`explorers_checked_there`): the
+reader check moved those controls over those frames; a missing or different frame
+drives them here.
 
 Points 2 and 3 on a notebook are :func:`notebook_failures`, also used by the test
 that executes the chapters.
@@ -631,6 +635,77 @@ def colours_checked_there(page: Path, other: Path) -> bool:
 
 
 _SHEET = re.compile(r'<link[^>]*rel="stylesheet"[^>]*href="([^"?]+)', re.I)
+_DIV = re.compile(r"<(/?)div\b", re.I)
+_EXPLORER = re.compile(r'<div class="attnlib-explorer" ')
+_EXPLORER_DATA = re.compile(
+    r'<script[^>]*class="attnlib-explorer-data"[^>]*>(.*?)</script>', re.S
+)
+_SCRIPT_SRC = re.compile(r'<script[^>]*\ssrc="([^"?#]+)', re.I)
+_IMG_SRC = re.compile(r'<img[^>]*\ssrc="([^"?#]+)', re.I)
+
+
+def explorers(text: str) -> list[str]:
+    """The static explorers of a page, each its whole ``<div>``: image, controls,
+    data (the addresses of its frames) and script."""
+    found = []
+    for m in _EXPLORER.finditer(text):
+        depth = 0
+        for d in _DIV.finditer(text, m.start()):
+            depth += -1 if d.group(1) else 1
+            if depth == 0:
+                found.append(text[m.start() : text.index(">", d.end()) + 1])
+                break
+    return found
+
+
+def _same_files(page: Path, other: Path, addresses: list[str]) -> bool:
+    """Whether each relative address names a file beside ``page`` that is the file
+    at the same address beside ``other``, byte for byte."""
+    for address in addresses:
+        if "://" in address or address.startswith(("data:", "/")):
+            return False
+        mine, theirs = page.parent / address, other.parent / address
+        if not (mine.is_file() and theirs.is_file()):
+            return False
+        if mine.read_bytes() != theirs.read_bytes():
+            return False
+    return True
+
+
+def explorers_checked_there(page: Path, other: Path) -> bool:
+    """Whether the check driving ``other``'s static explorers drove ``page``'s: each
+    explorer of ``page`` is one of ``other``'s byte for byte (its controls, its
+    script, the addresses of its frames), every frame and every script of
+    ``_static/`` the page loads is the same file in both editions, and the page
+    loads the same scripts and stylesheets by name (the explorers' controls are
+    measured against those). A page without explorers, or a
+    frame missing from its build, is not covered: its own check drives it."""
+    if not other.is_file():
+        return False
+    mine, theirs = (
+        p.read_text(encoding="utf-8", errors="replace") for p in (page, other)
+    )
+    boxes = explorers(mine)
+    if not boxes or not set(boxes) <= set(explorers(theirs)):
+        return False
+    frames = []
+    for box in boxes:
+        data = _EXPLORER_DATA.search(box)
+        try:
+            frames += json.loads(data.group(1))["frames"] if data else []
+        except (ValueError, KeyError, TypeError):
+            return False
+        frames += _IMG_SRC.findall(box)
+    scripts = _SCRIPT_SRC.findall(mine)
+    # the code (the theme's, the book's, MathJax): the same files; the search
+    # index, which each edition builds from its own text, by name only
+    code = [s for s in scripts if "_static/" in s]
+    return (
+        bool(frames)
+        and scripts == _SCRIPT_SRC.findall(theirs)
+        and _stylesheets(mine) == _stylesheets(theirs)
+        and _same_files(page, other, frames + code)
+    )
 
 
 def _stylesheets(text: str) -> list[str]:
@@ -676,20 +751,22 @@ def main(root: Path, shots: Path | None = None, same_as: Path | None = None) -> 
     # elements styled as these, when no element here is of a kind the reader page
     # lacks
     if same_as is None:
-        browse, colours_there = pages, set()
+        browse, colours_there, driven_there = pages, set(), set()
     else:
         twins = {p: same_as / p.relative_to(root) for p in pages}
         browse = [p for p in pages if not same_article(p, twins[p])]
         colours_there = {p for p in browse if colours_checked_there(p, twins[p])}
+        driven_there = {p for p in browse if explorers_checked_there(p, twins[p])}
         print(
             f"{len(pages) - len(browse)} pages hold the article of {same_as}: read in "
             f"the browser there; {len(browse)} read here, {len(colours_there)} of them "
             "with no element styled otherwise than there (axe-core's colour rules "
-            "were run there)"
+            f"were run there), {len(driven_there)} with the explorers and frames "
+            "driven there"
         )
     doms: dict[Path, str] = {}
     browser_fail, weights = check_pages(
-        browse, root, chromium, shots, figures, doms, colours_there
+        browse, root, chromium, shots, figures, doms, colours_there, driven_there
     )
     failures += browser_fail
     for page in browse:
