@@ -21,6 +21,15 @@ kernelspec:
 ---
 """
 
+
+def pip_install(py) -> list:
+    """The command that pip-installs into the venv of the interpreter ``py``,
+    without compiling every module it installs (JAX, SciPy and SymPy: two thirds of
+    an install's CPU time): Python compiles the modules a test imports when it
+    imports them. Arguments (requirements, ``-r FILE``) follow."""
+    return [py, "-m", "pip", "install", "--quiet", "--no-compile"]
+
+
 _FRAME = re.compile(r'frames\[\d+\] = "data:image/')
 
 

@@ -37,6 +37,8 @@ from attnlib._version import __version__
 from bookext.downloads import write_downloads
 from bookext.notebooks import ROOT, Settings, settings, write_notebooks
 
+from .helpers import pip_install
+
 CHAPTER = "open_problems"
 WHEEL = f"attnlib-{__version__}-py3-none-any.whl"
 PIP_TIMEOUT = 1800  # a fresh environment on a slow, shared machine
@@ -133,8 +135,7 @@ def fresh(tmp_path_factory):
         assert r.returncode == 0, f"{args}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
         return r.stdout
 
-    pip = [py, "-m", "pip", "install", "--quiet", "--no-compile"]
-    run(*pip, *_binder_requirements())
+    run(*pip_install(py), *_binder_requirements())
     run(py, "-m", "ipykernel", "install", "--sys-prefix", "--name", "python3")
     absent = run(py, "-c", "import importlib.util as u; print(u.find_spec('attnlib'))")
     assert absent.strip() == "None"

@@ -30,6 +30,8 @@ from bookext.notebooks import chapters, strip_solutions, student_notebook
 from tools.check_html import MAKES_FIGURE, _code
 from tools.lab_view import strip as without_lab_cells
 
+from .helpers import pip_install
+
 ROOT = Path(__file__).resolve().parents[1]
 BUILT = ROOT / "_build" / "html" / "notebooks"
 CHAPTERS = chapters(ROOT)
@@ -183,8 +185,8 @@ def test_notebooks_run_in_the_binder_environment(tmp_path):
         assert r.returncode == 0, f"{args}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
         return r.stdout
 
-    run(py, "-m", "pip", "install", "--quiet", "-r", "binder/requirements.txt")
-    run(py, "-m", "pip", "install", "--quiet", "nbclient")  # Binder's image has it
+    run(*pip_install(py), "-r", "binder/requirements.txt")
+    run(*pip_install(py), "nbclient")  # Binder's image has it
     run(py, "-m", "ipykernel", "install", "--sys-prefix", "--name", "python3")
     (tmp_path / "run.py").write_text(RUNNER)
     for source in CHAPTERS:

@@ -25,6 +25,8 @@ import yaml
 import attnlib
 from attnlib._version import __version__
 
+from .helpers import pip_install
+
 ROOT = Path(__file__).resolve().parents[1]
 PIP_TIMEOUT = 1800  # a fresh environment on a slow, shared machine
 
@@ -96,13 +98,6 @@ def _venv(path: Path) -> Path:
     return path / "bin" / "python"
 
 
-def _pip_install(py: Path) -> list:
-    """pip install into the venv of ``py`` without compiling every module it
-    installs (JAX, SciPy and SymPy: two thirds of the install's CPU time); Python
-    compiles the modules a test imports when it imports them."""
-    return [py, "-m", "pip", "install", "--quiet", "--no-compile"]
-
-
 def _run(args: list, cwd: Path, timeout: float = PIP_TIMEOUT, **kw):
     r = subprocess.run(
         [str(a) for a in args],
@@ -155,7 +150,7 @@ README_EXAMPLE = re.compile(r"## The library.*?```python\n(.*?)```", re.S)
 def test_wheel_installs_and_works_in_a_fresh_venv(dist, tmp_path):
     (wheel,) = dist.glob(f"attnlib-{__version__}-py3-none-any.whl")
     py = _venv(tmp_path / "venv")
-    _run([*_pip_install(py), f"{wheel}[all,nets]", "pytest"], tmp_path)
+    _run([*pip_install(py), f"{wheel}[all,nets]", "pytest"], tmp_path)
     work = tmp_path / "work"  # outside the checkout: only the installed copy imports
     work.mkdir()
     where = _run([py, "-c", "import attnlib; print(attnlib.__file__)"], work).stdout
@@ -183,7 +178,7 @@ def test_citation_cff_is_valid(tmp_path):
     """``cffconvert --validate`` (schema 1.2.0) in its own environment: its pins
     (jsonschema 3) do not fit the book's."""
     py = _venv(tmp_path / "venv")
-    _run([*_pip_install(py), "cffconvert==2.0.0"], tmp_path)
+    _run([*pip_install(py), "cffconvert==2.0.0"], tmp_path)
     r = _run(
         [tmp_path / "venv" / "bin" / "cffconvert", "--validate", "-i"]
         + [ROOT / "CITATION.cff"],
@@ -286,7 +281,7 @@ def test_workflow_files_are_valid(tmp_path):
     workflows = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
     assert {p.name for p in workflows} == {"ci.yml", "release.yml"}
     py = _venv(tmp_path / "venv")
-    _run([*_pip_install(py), "check-jsonschema==0.39.0"], tmp_path)
+    _run([*pip_install(py), "check-jsonschema==0.39.0"], tmp_path)
     checker = tmp_path / "venv" / "bin" / "check-jsonschema"
     r = _run(
         [checker, "--builtin-schema", "vendor.github-workflows", *workflows],
