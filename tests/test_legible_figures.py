@@ -10,6 +10,8 @@ import matplotlib.pyplot as plt
 import pytest
 
 from attnlib.viz import (
+    _frame_png,
+    _palette_png,
     frame_dpi,
     mark_text_size,
     player_html,
@@ -57,6 +59,32 @@ def test_a_figure_records_its_smallest_text_in_its_pixels():
         smallest_text(b"GIF89a")
     with pytest.raises(ValueError, match="positive"):
         mark_text_size(png, [0.0])
+
+
+@pytest.mark.parametrize("dpi", [72, 100, 110.7])
+def test_a_frame_drawn_once_is_the_palette_png_of_matplotlibs_png(dpi, monkeypatch):
+    """An explorer's frame is drawn into RGBA pixels and encoded once; it must be,
+    byte for byte, the palette PNG made from matplotlib's own PNG (the figure's
+    size, 4.3 by 2.7 inches, is a fractional number of pixels at these dpi)."""
+    fig, ax = plt.subplots(figsize=(4.3, 2.7))
+    ax.imshow([[0.0, 0.3], [0.7, 1.0]], cmap="viridis")
+    ax.plot([0, 1], [1, 0], label="decay")
+    ax.set_title("a frame", fontsize=9)
+    buffer = io.BytesIO()
+    with record_text_sizes() as sizes:
+        fig.savefig(buffer, format="png", dpi=dpi)
+    two_steps = mark_text_size(_palette_png(buffer.getvalue(), 256), sizes)
+    assert _palette_png(buffer.getvalue(), 256) != buffer.getvalue()  # smaller
+    with monkeypatch.context() as m:  # drawn once: no PNG of matplotlib decoded
+        m.setattr("attnlib.viz._palette_png", lambda *a: pytest.fail("decoded"))
+        assert _frame_png(fig, dpi, 256) == two_steps
+    # a transparent figure keeps its transparency: matplotlib's PNG, marked
+    fig.patch.set_alpha(0.0)
+    buffer = io.BytesIO()
+    with record_text_sizes() as sizes:
+        fig.savefig(buffer, format="png", dpi=dpi)
+    assert _frame_png(fig, dpi, 256) == mark_text_size(buffer.getvalue(), sizes)
+    plt.close(fig)
 
 
 def test_the_legible_width_of_a_figure():

@@ -445,10 +445,49 @@ def _palette_png(data: bytes, colors: int) -> bytes:
         if image.getchannel("A").getextrema() != (255, 255):
             return data  # transparency: a palette would lose it
         image = image.convert("RGB")
+    palette = _quantized(image, colors)
+    if len(palette) >= len(data):
+        return data
+    return palette
+
+
+def _quantized(image: Any, colors: int) -> bytes:
+    """An RGB image of Pillow as a PNG with a palette of ``colors`` colours."""
     # method 0 is median cut, dither 0 none (the enums' values since Pillow 6)
     palette = image.quantize(colors=colors, method=0, dither=0)
     out = io.BytesIO()
     palette.save(out, format="PNG", optimize=True)
-    if out.tell() >= len(data):
-        return data
     return out.getvalue()
+
+
+def _frame_png(fig: Any, dpi: float, colors: int = 256) -> bytes:
+    """The figure drawn at ``dpi`` as a PNG that records the height of its smallest
+    text (:func:`mark_text_size`), with a palette of ``colors`` colours if it is
+    opaque, else as matplotlib saves it.
+
+    The figure is drawn once into RGBA pixels, which are quantised and encoded
+    once: saving matplotlib's PNG and decoding it again for :func:`_palette_png`
+    cost a fifth of each frame. A palette PNG of an opaque figure is what
+    :func:`_palette_png` makes of it, byte for byte, wherever that is smaller than
+    matplotlib's PNG (a third of its size for line art); here it is kept even when
+    it is not.
+    """
+    from matplotlib.transforms import Affine2D, TransformedBbox
+    from PIL import Image  # a dependency of matplotlib
+
+    buf = io.BytesIO()
+    with record_text_sizes() as sizes:
+        fig.savefig(buf, format="rgba", dpi=dpi)
+    # the canvas matplotlib's Agg draws on: the figure's box at that dpi, truncated
+    box = TransformedBbox(fig.bbox_inches, Affine2D().scale(dpi))
+    width, height = int(box.width), int(box.height)
+    pixels = buf.getvalue()
+    if width * height * 4 == len(pixels):
+        image = Image.frombuffer("RGBA", (width, height), pixels, "raw", "RGBA", 0, 1)
+        if image.getchannel("A").getextrema() == (255, 255):
+            return mark_text_size(_quantized(image.convert("RGB"), colors), sizes)
+    # transparency, which a palette would lose (or a canvas of another size)
+    buf = io.BytesIO()
+    with record_text_sizes() as sizes:
+        fig.savefig(buf, format="png", dpi=dpi)
+    return mark_text_size(_palette_png(buf.getvalue(), colors), sizes)

@@ -27,7 +27,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-import io
 import itertools
 import json
 import os
@@ -141,13 +140,10 @@ def _png(fig: Any, dpi: float) -> bytes:
     """The figure as a PNG of 256 colours, as the players' frames are stored (a
     third of the size, the same look for line art), that records the height of its
     smallest text (:func:`attnlib.viz.mark_text_size`), so that the page can keep
-    it legible."""
-    from attnlib.viz import _palette_png, mark_text_size, record_text_sizes
+    it legible (:func:`attnlib.viz._frame_png`)."""
+    from attnlib.viz import _frame_png
 
-    buf = io.BytesIO()
-    with record_text_sizes() as sizes:
-        fig.savefig(buf, format="png", dpi=dpi)
-    return mark_text_size(_palette_png(buf.getvalue(), 256), sizes)
+    return _frame_png(fig, dpi, 256)
 
 
 def _uri(png: bytes) -> str:
