@@ -2122,6 +2122,38 @@ def test_the_group_of_a_tester_killed_outright_is_removed_by_the_next():
 
 
 @pytest.mark.skipif(not sandbox.cgroup_kind(), reason="no control groups here")
+def test_a_stopped_tester_leaves_nothing_running_in_its_sandboxes_groups():
+    """Stopping a tester (Ctrl-C, a hung tester) kills what its sandboxes still run,
+    even a process that would not die with it, and removes their groups."""
+    from tools.coursework.workers import Worker
+
+    worker = Worker(Path("master.md"), unsafe=False)
+    tester_like = [sys.executable, "-c", "import time; time.sleep(600)"]
+    worker.proc = subprocess.Popen(
+        [*tester_like, "tools.coursework.tester"], start_new_session=True
+    )
+    tester, group, left = worker.proc, None, None
+    try:
+        group = sandbox.Cgroup.create(f"{tester.pid}-12346", sandbox.Limits())
+        assert group is not None
+        # a sandbox's process that outlives its tester: its own session, in the group
+        left = subprocess.Popen(
+            ["sleep", "600"], preexec_fn=group.enter, start_new_session=True
+        )
+        worker.stop()
+        assert tester.poll() == -signal.SIGKILL
+        assert left.wait(timeout=60) == -signal.SIGKILL
+        assert not any(d.exists() for d in group.dirs)
+    finally:
+        for proc in (tester, left):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=60)
+        if group is not None:
+            group.remove()
+
+
+@pytest.mark.skipif(not sandbox.cgroup_kind(), reason="no control groups here")
 def test_the_sandboxes_parent_group_weighs_one_process_per_sandbox():
     """The scheduler weighs the sandboxes' parent group against each busy process
     of the machine: with one process's weight, all the sandboxes of a grading run

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import wire
+from . import sandbox, wire
 from .common import ROOT, CourseworkError
 
 
@@ -100,6 +100,15 @@ class Worker:
         return reply
 
     def stop(self) -> None:
+        """Kill the tester and whatever its sandboxes still run.
+
+        A sandbox dies with its tester (bubblewrap's ``--die-with-parent``); yet
+        once, after a Ctrl-C, a sandbox of the killed tester was still running 30 s
+        later (a bubblewrap started just before the tester was killed may not yet
+        have asked the kernel for that). So once the tester is gone, the control
+        groups of its sandboxes are emptied and removed here, as the next tester
+        would do (:func:`sandbox.remove_stale_groups`).
+        """
         if self.proc is None:
             return
         try:
@@ -110,6 +119,8 @@ class Worker:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
+        else:
+            sandbox.remove_stale_groups()
         self.proc = None
 
 
