@@ -104,8 +104,9 @@ class Worker:
 
         A sandbox dies with its tester (bubblewrap's ``--die-with-parent``); yet
         once, after a Ctrl-C, a sandbox of the killed tester was still running 30 s
-        later (a bubblewrap started just before the tester was killed may not yet
-        have asked the kernel for that). So once the tester is gone, the control
+        later. A bubblewrap whose parent dies just after starting it, before it has
+        asked the kernel for the parent-death signal, never gets that signal
+        (bubblewrap's issue 633, open). So once the tester is gone, the control
         groups of its sandboxes are emptied and removed here, as the next tester
         would do (:func:`sandbox.remove_stale_groups`).
         """
