@@ -2107,7 +2107,9 @@ def test_the_group_of_a_tester_killed_outright_is_removed_by_the_next():
         gone.send_signal(signal.SIGKILL)
         gone.wait(timeout=60)
         removed = sandbox.remove_stale_groups()
-        assert f"{gone.pid}-12345" in removed, removed
+        # or a grading beside this test removed it first (a tester that starts or
+        # stops removes the groups of testers that are gone)
+        assert f"{gone.pid}-12345" in removed or not groups[gone].dirs[0].exists()
         assert not any(d.exists() for d in groups[gone].dirs)
         assert left.wait(timeout=60) == -signal.SIGKILL
         assert all(d.is_dir() for d in groups[alive].dirs)  # its tester still runs
