@@ -2155,6 +2155,55 @@ def test_a_stopped_tester_leaves_nothing_running_in_its_sandboxes_groups():
             group.remove()
 
 
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie left unreaped."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def test_a_sandbox_dies_with_a_tester_killed_before_bubblewrap_runs():
+    """A tester killed just after it started a sandbox, before bubblewrap ran far
+    enough to ask for the parent-death signal (bubblewrap's issue 633), leaves
+    nothing running, with or without control groups: the sandbox's first process
+    asks before its exec. A ``sleep`` in a session of its own stands for that
+    bubblewrap here; nothing but the kernel's signal would end it."""
+    script = f"""
+import os, sys, time
+sys.path.insert(0, {str(ROOT)!r})
+from tools.coursework import sandbox, tester
+sandbox.command = lambda *a, **k: (["sleep", "600"], dict(os.environ))
+sandbox.Cgroup.create = staticmethod(lambda *a, **k: None)
+proc, _, _ = tester._start(sandbox.Limits(), 0, True, False)
+print(proc.pid, flush=True)
+time.sleep(600)
+"""
+    fake = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    child = None
+    try:
+        child = int(fake.stdout.readline())
+        assert _running(child)
+        fake.kill()
+        fake.wait(timeout=60)
+        deadline = time.monotonic() + 60
+        while _running(child) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _running(child), "the sandbox outlived its tester"
+    finally:
+        if fake.poll() is None:
+            fake.kill()
+            fake.wait(timeout=60)
+        if child is not None and _running(child):
+            os.kill(child, signal.SIGKILL)
+
+
 @pytest.mark.skipif(not sandbox.cgroup_kind(), reason="no control groups here")
 def test_the_sandboxes_parent_group_weighs_one_process_per_sandbox():
     """The scheduler weighs the sandboxes' parent group against each busy process

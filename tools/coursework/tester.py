@@ -739,8 +739,15 @@ def _start(
     cmd, env = sandbox.command(uid, limits, unsafe=unsafe, absent=absent)
     scratch = env.pop("GRADER_SCRATCH", None)
     group = sandbox.Cgroup.create(group_name or f"{os.getpid()}-{uid}", limits)
+    tester = os.getpid()
 
     def prepare():
+        # The sandbox's first process dies with this tester from before its first
+        # instruction: bubblewrap's own --die-with-parent asks only once it runs,
+        # and a tester killed before that (a Ctrl-C just after the start) left its
+        # sandbox running (bubblewrap's issue 633). The request survives the exec
+        # of bubblewrap, which is not set-user-ID.
+        _die_with_parent(tester)
         _restore_memory()
         if group is not None:
             group.enter()
@@ -911,15 +918,26 @@ def grade(
 # ----------------------------------------------------------------- worker process
 
 
-def _die_with_parent(parent: int) -> None:
-    """Ask the kernel to kill this worker when the grading process dies."""
+def _prctl():
+    """The C library's ``prctl``, or None where there is none; looked up before a
+    fork, so that the child only calls it."""
     try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        return ctypes.CDLL(None, use_errno=True).prctl
     except Exception:
-        pass
+        return None
+
+
+_PRCTL = _prctl()
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask the kernel to kill this process when its parent dies, and exit now if
+    the parent (pid ``parent``) is already gone: the request concerns the parent
+    of the moment it is made, so the check after it leaves no gap."""
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     if os.getppid() != parent:
         os._exit(1)
 

@@ -106,9 +106,11 @@ class Worker:
         once, after a Ctrl-C, a sandbox of the killed tester was still running 30 s
         later. A bubblewrap whose parent dies just after starting it, before it has
         asked the kernel for the parent-death signal, never gets that signal
-        (bubblewrap's issue 633, open). So once the tester is gone, the control
-        groups of its sandboxes are emptied and removed here, as the next tester
-        would do (:func:`sandbox.remove_stale_groups`).
+        (bubblewrap's issue 633, open). The tester now has the kernel's request made
+        before bubblewrap starts (:func:`tester._start`); as a second guard, once
+        the tester is gone, the control groups of its sandboxes are emptied and
+        removed here, as the next tester would do
+        (:func:`sandbox.remove_stale_groups`).
         """
         if self.proc is None:
             return
