@@ -2158,10 +2158,10 @@ def test_a_stopped_tester_leaves_nothing_running_in_its_sandboxes_groups():
 def _running(pid: int) -> bool:
     """Whether process ``pid`` exists and is not a zombie left unreaped."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
+        status = psutil.Process(pid).status()
+    except psutil.NoSuchProcess:
         return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    return status not in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
 
 
 def test_a_sandbox_dies_with_a_tester_killed_before_bubblewrap_runs():
