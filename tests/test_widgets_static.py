@@ -244,6 +244,48 @@ def test_a_frame_whose_controls_all_change_is_drawn_once():
     assert len(drawn) == 12, drawn
 
 
+def test_the_frames_are_laid_out_and_drawn_with_one_renderer(monkeypatch):
+    """A closed figure's bare canvas made a new renderer for every layout and every
+    save, and a frame laid out at the figure's dpi and drawn at the frames' made
+    two per frame: each frame measured all its texts and parsed its mathtext again
+    (two renderers per frame, a third of the frames' time). The frames are now laid
+    out and drawn at their dpi on one Agg canvas, each drawn once, and the figure
+    keeps its own dpi and canvas after."""
+    from matplotlib.backends import backend_agg
+    from matplotlib.figure import Figure
+
+    from attnlib.widgets._static import render_frames
+
+    made, drawn = [], []
+    init, draw = backend_agg.RendererAgg.__init__, Figure.draw
+
+    def counted(self, width, height, dpi):
+        made.append(dpi)
+        init(self, width, height, dpi)
+
+    def counted_draw(self, renderer):
+        drawn.append(renderer)
+        return draw(self, renderer)
+
+    box = temperature_explorer(log2beta=2.0).widget  # mathtext on log axes
+    spec = box.static
+    canvas, dpi = spec.fig.canvas, spec.fig.dpi
+    monkeypatch.setattr(backend_agg.RendererAgg, "__init__", counted)
+    monkeypatch.setattr(Figure, "draw", counted_draw)
+    frames, index, default = render_frames(spec)
+    count = len(index)
+    assert count >= 8, count
+    # frame_dpi's measuring save, the frames', and the redraw back to the
+    # displayed values at the figure's dpi: not one or two per frame
+    assert len(made) <= 4, (len(made), count, made)
+    # each frame drawn once: tight_layout leaves a layout engine that only holds
+    # its place, and with it every save drew the figure twice
+    assert len(drawn) <= count + 3, (len(drawn), count)
+    assert spec.fig.canvas is canvas and spec.fig.dpi == dpi
+    assert all(png[:8] == b"\x89PNG\r\n\x1a\n" for png in frames)
+    assert len(set(index.values())) == len(frames) >= 2
+
+
 def test_every_widget_is_an_explorer_of_named_controls_and_one_redraw():
     """One shape for the book's widgets: each factory returns an Explorer whose
     controls are those of its static grid and those it names as live only, each

@@ -460,6 +460,71 @@ def _quantized(image: Any, colors: int) -> bytes:
     return out.getvalue()
 
 
+@contextmanager
+def _drawn_at(fig: Any, dpi: float) -> Iterator[None]:
+    """While the block runs, ``fig`` is at ``dpi`` on an Agg canvas of its own, so
+    that laying it out (``tight_layout``) and saving it at ``dpi`` (:func:`_frame_png`)
+    share one renderer, frame after frame; its dpi and canvas are restored after.
+
+    matplotlib keeps a canvas's renderer, and with it the sizes of the texts it has
+    measured and the mathtext it has parsed, only while the canvas's size and dpi
+    stay the same. A figure closed by pyplot (as the explorers' figures are) has a
+    bare canvas, which makes a new renderer for every layout and every save, and a
+    frame laid out at the figure's dpi and drawn at another needs two anyway: every
+    frame measured all its texts (tick labels, mathtext) again, twice. Here the
+    layout is also made at the resolution the frame is drawn at.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots(dpi=100)
+    >>> plt.close(fig)
+    >>> with _drawn_at(fig, 150):
+    ...     fig.tight_layout()
+    ...     png = _frame_png(fig, 150)
+    >>> fig.dpi, type(fig.canvas).__name__
+    (100, 'FigureCanvasBase')
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas, own_dpi = fig.canvas, fig.dpi
+    # a new canvas records the figure's dpi as its unscaled one (screens of a
+    # higher pixel ratio scale from it): the figure's own record is put back
+    original = fig.__dict__.get("_original_dpi", own_dpi)
+    FigureCanvasAgg(fig)
+    fig.set_dpi(dpi)
+    try:
+        yield
+    finally:
+        fig.set_dpi(own_dpi)
+        fig.set_canvas(canvas)
+        fig._original_dpi = original
+
+
+@contextmanager
+def _no_placeholder_layout(fig: Any) -> Iterator[None]:
+    """Without the layout engine that only holds the place of the one a
+    ``tight_layout`` used (matplotlib leaves it on the figure after each call)
+    while the block runs: it lays nothing out, and makes every save draw the
+    figure once more, without pixels, before drawing it."""
+    import matplotlib as mpl
+    from matplotlib.layout_engine import PlaceHolderLayoutEngine
+
+    engine = fig.get_layout_engine()
+    automatic = (
+        mpl.rcParams["figure.autolayout"]
+        or mpl.rcParams["figure.constrained_layout.use"]
+    )
+    if automatic or not isinstance(engine, PlaceHolderLayoutEngine):
+        yield
+        return
+    fig.set_layout_engine(None)
+    try:
+        yield
+    finally:
+        fig.set_layout_engine(engine)
+
+
 def _frame_png(fig: Any, dpi: float, colors: int = 256) -> bytes:
     """The figure drawn at ``dpi`` as a PNG that records the height of its smallest
     text (:func:`mark_text_size`), with a palette of ``colors`` colours if it is
@@ -476,7 +541,7 @@ def _frame_png(fig: Any, dpi: float, colors: int = 256) -> bytes:
     from PIL import Image  # a dependency of matplotlib
 
     buf = io.BytesIO()
-    with record_text_sizes() as sizes:
+    with record_text_sizes() as sizes, _no_placeholder_layout(fig):
         fig.savefig(buf, format="rgba", dpi=dpi)
     # the canvas matplotlib's Agg draws on: the figure's box at that dpi, truncated
     box = TransformedBbox(fig.bbox_inches, Affine2D().scale(dpi))

@@ -193,32 +193,39 @@ def render_frames(spec: StaticSpec) -> tuple[list[bytes], dict[str, int], int]:
     default : int
         Position of the frame of the values the controls had.
     """
-    from attnlib.viz import frame_dpi
+    from attnlib.viz import _drawn_at, frame_dpi
 
     start = [a.control.value for a in spec.axes]
     frames: list[bytes] = []
     seen: dict[str, int] = {}
     index: dict[str, int] = {}
     dpi = frame_dpi(spec.fig, spec.dpi)
-    with _quiet(), _drawn_once(spec) as set_values:
-        try:
-            for combo in itertools.product(*(range(len(a.values)) for a in spec.axes)):
-                set_values([a.values[i] for a, i in zip(spec.axes, combo)])
-                png = _png(spec.fig, dpi)
-                digest = hashlib.sha256(png).hexdigest()
-                if digest not in seen:
-                    seen[digest] = len(frames)
-                    frames.append(png)
-                index[",".join(map(str, combo))] = seen[digest]
-        finally:  # back to the values the widget was displayed with
-            set_values(start)
     key = ",".join(
         str(list(a.values).index(v)) if v in a.values else ""
         for a, v in zip(spec.axes, start)
     )
-    if key in index:  # the default values are on the grid
+    default = None
+    # laid out and drawn at the frames' dpi with one renderer (_drawn_at)
+    with _quiet(), _drawn_once(spec) as set_values:
+        try:
+            with _drawn_at(spec.fig, dpi):
+                for combo in itertools.product(
+                    *(range(len(a.values)) for a in spec.axes)
+                ):
+                    set_values([a.values[i] for a, i in zip(spec.axes, combo)])
+                    png = _png(spec.fig, dpi)
+                    digest = hashlib.sha256(png).hexdigest()
+                    if digest not in seen:
+                        seen[digest] = len(frames)
+                        frames.append(png)
+                    index[",".join(map(str, combo))] = seen[digest]
+                if key not in index:  # the default values are off the grid
+                    set_values(start)
+                    default = _png(spec.fig, dpi)
+        finally:  # back to the values the widget was displayed with
+            set_values(start)
+    if default is None:
         return frames, index, index[key]
-    default = _png(spec.fig, dpi)
     frames.append(default)
     return frames, index, len(frames) - 1
 
