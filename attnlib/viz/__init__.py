@@ -502,7 +502,7 @@ def _drawn_at(fig: Any, dpi: float) -> Iterator[None]:
 
 
 @contextmanager
-def _no_placeholder_layout(fig: Any) -> Iterator[None]:
+def _without_leftover_layout_engine(fig: Any) -> Iterator[None]:
     """Without the layout engine that only holds the place of the one a
     ``tight_layout`` used (matplotlib leaves it on the figure after each call)
     while the block runs: it lays nothing out, and makes every save draw the
@@ -541,7 +541,7 @@ def _frame_png(fig: Any, dpi: float, colors: int = 256) -> bytes:
     from PIL import Image  # a dependency of matplotlib
 
     buf = io.BytesIO()
-    with record_text_sizes() as sizes, _no_placeholder_layout(fig):
+    with record_text_sizes() as sizes, _without_leftover_layout_engine(fig):
         fig.savefig(buf, format="rgba", dpi=dpi)
     # the canvas matplotlib's Agg draws on: the figure's box at that dpi, truncated
     box = TransformedBbox(fig.bbox_inches, Affine2D().scale(dpi))
