@@ -15,10 +15,12 @@ e^{\beta(\cos(\theta_k-\theta_l)-1)}`, which equals :math:`\sum_k m_k^2/n^2` for
 well-separated clusters. Tokens that have met move together forever (their relative
 velocity vanishes with their distance), so :func:`merge_flow` replaces two clusters
 closer than ``merge_tol`` by one cluster at their centre of mass (which USA
-conserves, :math:`\sum_k m_k\dot\theta_k = 0`), and integrates in the variable
-:math:`u = \log(1 + t)`: a gap :math:`\theta` closes after a time of order
-:math:`e^{\beta(1 - \cos\theta)}`, which is :math:`e^{100}` and more for the gaps of
-the staircase, unreachable with steps in :math:`t`.
+conserves, :math:`\sum_k m_k\dot\theta_k = 0`), and integrates along the arc
+length of the path, with the forces divided by the largest of them: a gap
+:math:`\theta` closes after a time of order :math:`e^{\beta(1 - \cos\theta)}`, which
+is :math:`e^{100}` and more for the gaps of the staircase, unreachable with steps in
+:math:`t`, and the forces themselves fall below the smallest float from
+:math:`\beta(1-\cos\theta) \approx 745`.
 
 The field is the angle form of SA/USA on the circle (:mod:`attnlib.circle`) with
 weighted atoms, evaluated from angle differences.
@@ -116,6 +118,30 @@ def _closest_pair(theta):
     return int(i), int(j), float(D[i, j])
 
 
+def _scaled_velocity(theta, masses, beta, n):
+    r"""The velocity of :func:`_velocity` divided by its largest pair weight, and the
+    logarithm of that weight: ``(w, A)`` with :math:`\dot\theta = e^{A} w`,
+    :math:`A = \max_{k \ne l} \beta(\cos(\theta_k - \theta_l) - 1) \le 0`.
+
+    Every weight of ``w`` is :math:`e^{a_{kl} - A} \in [0, 1]`, so ``w`` is of order
+    one whatever :math:`\beta` and the gaps, and the sums are plain sums (no matrix
+    product): nothing here comes near the bottom of the float range, where the
+    forces themselves (:math:`e^{-700}` and below) would depend on the last bits of
+    how a product is summed.
+    """
+    D = theta[:, None] - theta[None, :]
+    a = beta * (np.cos(D) - 1.0)
+    np.fill_diagonal(a, -np.inf)  # a cluster does not pull itself
+    A = float(a.max())
+    w = -(np.sin(D) * np.exp(a - A) * masses[None, :]).sum(axis=1) / n
+    return w, A
+
+
+#: Largest exponent of a rescaled time rate: a trial point of a rejected step may
+#: put the clusters anywhere, and its rate, capped here, only has to stay finite.
+_RATE_CAP = 600.0
+
+
 def merge_flow(
     theta0: Any,
     beta: float,
@@ -129,9 +155,17 @@ def merge_flow(
 
     The path is integrated in its arc length :math:`\sigma`
     (:math:`d\theta/d\sigma = \dot\theta/|\dot\theta|`) with the time as one more
-    unknown, :math:`dt/d\sigma = 1/|\dot\theta|`: a slow approach then takes as many
-    steps as a fast one, and times like :math:`e^{150}` cost nothing special. The
-    result is sampled at the integrator's steps.
+    unknown: a slow approach then takes as many steps as a fast one, and times like
+    :math:`e^{700}` cost nothing special. The forces are of order
+    :math:`e^{A}`, :math:`A = \max_{k\ne l}\beta(\cos(\theta_k-\theta_l)-1)`, which
+    at large :math:`\beta` is far below the smallest float (:math:`e^{-745}`): the
+    field is written as :math:`\dot\theta = e^{A} w` with :math:`w` of order one,
+    the direction of the path is :math:`w/|w|`, and the time of each segment between
+    two merges is :math:`t = t_0 + e^{-A_0}\tau` with
+    :math:`d\tau/d\sigma = e^{A_0 - A}/|w|` (:math:`A_0` the value of :math:`A` at
+    the start of the segment, so that :math:`\tau` is of order one too). No quantity
+    of the integration leaves the float range, and the result does not depend on
+    how the machine sums a product. The result is sampled at the integrator's steps.
 
     Parameters
     ----------
@@ -161,6 +195,13 @@ def merge_flow(
           merge.
         * ``final_angles``, ``final_masses`` (ndarray): The clusters at the last time
           (``final`` is ``final_angles``).
+
+    Raises
+    ------
+    ValueError
+        When ``t_max`` is infinite and the next merge comes after the largest float
+        (about :math:`e^{709.8}`): the message gives the logarithm of its time; pass
+        a finite ``t_max`` to stop before it.
 
     Examples
     --------
@@ -209,6 +250,7 @@ def merge_flow(
 
     merge_if_close()
     record([th], [t])
+    log_float_max = float(np.log(np.finfo(float).max))
 
     def advance(_state, t_now, _t_max):
         """One segment of the path: to the next merge (merged, then go on), or to
@@ -217,53 +259,64 @@ def merge_flow(
         k = th.size
         if k == 1:  # one cluster left: nothing moves
             return None, t_now, True
+        A0 = _scaled_velocity(th, m, beta, n)[1]
 
         def rhs(_s, y):
-            v = _velocity(y[:k], m, beta, n)
-            top = float(np.max(np.abs(v)))
-            if top == 0.0:  # exactly stationary (or every force underflows)
+            w, A = _scaled_velocity(y[:k], m, beta, n)
+            speed = float(np.sqrt(w @ w))
+            if speed == 0.0:  # exactly stationary
                 return np.zeros(k + 1)
-            u = v / top  # |v| without squaring (v may be 1e-200)
-            speed = top * float(np.sqrt(u @ u))
-            # dt/ds = 1/speed overflows where every force is below 1e-308 (e^-709):
-            # at trial points of a step so long that the solver rejects it; a
-            # finite bound keeps its error estimate finite (inf gave NaN there)
-            return np.concatenate([u / (speed / top), [1.0 / max(speed, 1e-300)]])
+            # dtau/dsigma = e^{A0 - A}/|w|: of order one along the path; capped
+            # only at trial points far from it (and where |w| nearly vanishes)
+            rate = np.exp(min(A0 - A - np.log(speed), _RATE_CAP))
+            return np.concatenate([w / speed, [rate]])
 
         def close(_s, y):
             return _closest_pair(y[:k])[2] - merge_tol
 
+        # t = t + e^{-A0} tau reaches t_max at tau = (t_max - t) e^{A0}
+        tau_max = np.inf if t_max == np.inf else np.exp(np.log(t_max - t) + A0)
+
         def late(_s, y):
-            return y[k] - t_max
+            return y[k] - tau_max if tau_max < np.inf else -1.0
 
         close.terminal = late.terminal = True
         close.direction = -1
         late.direction = 1
         # the longest path: every cluster crossing half the circle
         span = float(np.pi * np.sqrt(k))
-        # where the forces are near the bottom of the float range (e^-600 and
-        # below), the solver's first-step heuristic and the trial points of steps
-        # it rejects overflow; what it accepts is checked below
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            sol = integrate.solve_ivp(
-                rhs,
-                (0.0, span),
-                np.concatenate([th, [t]]),
-                method="DOP853",
-                events=(close, late),
-                rtol=rtol,
-                atol=1e-13,
-            )
+        sol = integrate.solve_ivp(
+            rhs,
+            (0.0, span),
+            np.concatenate([th, [0.0]]),
+            method="DOP853",
+            events=(close, late),
+            rtol=rtol,
+            atol=1e-13,
+        )
         if sol.status == -1 or not np.all(np.isfinite(sol.y)):
-            why = sol.message if sol.status == -1 else "the time left the float range"
+            why = sol.message if sol.status == -1 else "a step left the float range"
             raise ValueError(
                 f"the cluster dynamics could not be integrated: {why}; use a smaller "
                 "beta or clusters closer together"
             )
-        Y = sol.y  # the solver's own steps (an interpolant of t overshoots)
-        record(Y[:k].T, np.maximum.accumulate(Y[k]))
+        Y = sol.y  # the solver's own steps (an interpolant of tau overshoots)
+        tau = np.maximum.accumulate(np.maximum(Y[k], 0.0))
+        # log(t + e^{-A0} tau), without forming e^{-A0} (beyond the float range
+        # from A0 < -709.8)
+        with np.errstate(divide="ignore"):
+            log_times = np.logaddexp(np.log(t) if t > 0 else -np.inf, np.log(tau) - A0)
+        if t_max == np.inf and log_times[-1] > log_float_max:
+            raise ValueError(
+                f"the next merge comes at t = e^{log_times[-1]:.1f}, after the largest "
+                f"float (e^{log_float_max:.1f}); pass a finite t_max to stop before it"
+            )
+        times = np.minimum(np.exp(np.minimum(log_times, log_float_max)), t_max)
+        if sol.status == 1 and sol.t_events[1].size:
+            times[-1] = t_max  # the event landed on t_max, up to rounding
+        record(Y[:k].T, times)
         th = np.mod(Y[:k, -1], TWO_PI)
-        t = float(Y[k, -1])
+        t = float(times[-1])
         if sol.status == 1 and sol.t_events[0].size:
             merge_if_close(force=True)
             record([th], [t])

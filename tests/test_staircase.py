@@ -76,20 +76,68 @@ def test_cluster_energy_and_validation():
         cluster_energy([0.0, 1.0], [1.0], 1.0)
 
 
-def test_forces_at_the_bottom_of_the_float_range_give_no_warning():
-    """Two clusters 0.87 apart at beta = 2000 pull with forces near e^-710: the
-    time per arc length 1/|v| overflowed at the solver's trial points and scipy
-    printed RuntimeWarnings (in a chapter's cell, on one CPU, the book's build
-    failed on them). Now the flow runs to t_max without a merge, the chapter's
-    runs print nothing, and where the solver cannot start it is a clear error."""
+def _two_cluster_log_time(d0, beta, masses, tol=1e-7):
+    """log of the time two clusters at distance d0 take to close to tol: the gap
+    obeys d' = -(m_1 + m_2)/n sin(d) e^{beta (cos d - 1)} (n = m_1 + m_2), so
+    t = int_tol^d0 e^{beta (1 - cos s)} / sin(s) ds, written as
+    e^{beta (1 - cos d0)} times an integral of order 1/beta (quadrature)."""
+    from scipy.integrate import quad
+
+    def f(s):
+        return np.exp(beta * (np.cos(d0) - np.cos(s))) / np.sin(s)
+
+    # the integrand is concentrated within a few 1/(beta sin d0) of d0
+    edge = d0 - 60.0 / (beta * np.sin(d0))
+    near, _ = quad(f, edge, d0, epsabs=0, epsrel=1e-12, limit=200)
+    far, _ = quad(f, tol, edge, epsabs=0, epsrel=1e-12, limit=200, points=[1e-3])
+    return beta * (1 - np.cos(d0)) + np.log(near + far)
+
+
+@pytest.mark.parametrize("d0", [0.8, 0.87])
+def test_merge_times_beyond_the_smallest_force_match_the_two_cluster_integral(d0):
+    """At beta = 2000 with clusters 0.8 and 0.87 apart the forces are e^-606 and
+    e^-710 (at the bottom of the float range, and below it for beta = 2000, 0.9):
+    the merge time (e^600 and e^703) equals the closed form of the two-cluster
+    flow, and before it the flow stops at t_max with nothing merged. Earlier the
+    forces themselves were integrated, and whether the solver could start depended
+    on the last bits of a matrix product, i.e. on the CPU's BLAS kernels."""
+    th0 = np.array([0.0, 0.0, 0.0, d0, d0])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        far = merge_flow(np.array([0.0, 0.0, 0.0, 0.87, 0.87]), 2000, t_max=1e80)
-        assert far.merge_times.tolist() == [0.0, 0.0, 0.0]  # coincident tokens only
-        assert np.all(np.isfinite(far.times)) and far.times[-1] <= 1e80
-        for beta in (500, 2000, 4000):  # the chapter's staircase
+        far = merge_flow(th0, 2000, t_max=1e80)
+        res = merge_flow(th0, 2000)
+    assert far.merge_times.tolist() == [0.0, 0.0, 0.0]  # coincident tokens only
+    assert far.times[-1] == 1e80 and far.clusters[-1] == 2
+    assert np.all(np.isfinite(far.times)) and np.all(np.diff(far.times) >= 0)
+    assert res.clusters[-1] == 1 and res.merged_masses[-1] == (3.0, 2.0)
+    want = _two_cluster_log_time(d0, 2000.0, (3, 2))
+    assert np.log(res.merge_times[-1]) == pytest.approx(want, rel=1e-9, abs=0)
+    assert want > 590  # the forces are far below 1e-250: the case is the point
+
+
+def test_forces_below_the_smallest_float_and_times_beyond_the_largest():
+    """beta = 4000, 0.9 apart: every force is e^-1510 (zero as a float). The flow
+    still moves the clusters and stops at t_max; with no t_max the merge time,
+    e^1500, is not a float, and the error gives its logarithm."""
+    th0 = np.array([0.0, 0.9])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = merge_flow(th0, 4000.0, t_max=1e300)
+    assert res.times[-1] == 1e300 and res.merge_times.size == 0
+    want = _two_cluster_log_time(0.9, 4000.0, (1, 1))
+    with pytest.raises(ValueError, match=rf"e\^{want:.1f}, after the largest float"):
+        merge_flow(th0, 4000.0)
+    # clusters in between bring every merge back into range (gaps of 0.225 and,
+    # after the first merges, about 0.45: times near e^100 and e^400)
+    res = merge_flow(np.linspace(0.0, 0.9, 5), 4000.0)
+    assert res.clusters[-1] == 1 and np.all(np.isfinite(res.merge_times))
+
+
+def test_the_staircase_runs_without_warnings():
+    """The chapter's staircase prints nothing (the book fails on a warning)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for beta in (500, 2000, 4000):
             unit = np.log(beta) / np.sqrt(beta)
             res = merge_flow(0.5 * np.array([0, 0.5, 2, 4, 7]) * unit, beta)
             assert res.merge_times.size == 4 and np.all(np.isfinite(res.energy))
-        with pytest.raises(ValueError, match="smaller beta or clusters closer"):
-            merge_flow(np.array([0.0, 0.0, 0.0, 0.8, 0.8]), 2000, t_max=1e80)
