@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -1060,6 +1061,7 @@ def test_gradebook_merges_and_neutralises_formulas(tmp_path):
         "status",
         "reason",
         "file",
+        "digest",
         "feedback",
     ]
     assert all(not c.startswith(cwgrade.DANGEROUS) for r in rows for c in r)
@@ -2263,3 +2265,163 @@ def test_the_parent_weight_follows_the_groups_made_and_removed(
             (parent / f"x{n}").mkdir()
         assert sandbox.balance_cpu_weight(kind) == sandbox.V2_MAX_WEIGHT
     assert sandbox.balance_cpu_weight("") is None
+
+
+# -- a gradebook saved back by a spreadsheet that changed the students' ids --------
+
+RESAVED = ["0042", "1-2", "张伟", "李娜", "José", "bob"]
+
+
+def _graded(student: str, total: float = 3.0) -> cwgrade.Grade:
+    g = _grade(student, total)
+    g.digest = cwgrade.hashlib.sha256(f"notebook of {student}".encode()).hexdigest()
+    return g
+
+
+def _mangle(text: str, style: str) -> tuple[str, str, str]:
+    """What a spreadsheet writes back of ``text`` in ``style``: the text, its
+    encoding, its separator."""
+    rows = list(csv.reader(io.StringIO(text)))
+    for row in rows[1:]:
+        if style == "zeros":
+            row[0] = row[0].lstrip("0")  # a number: 0042 -> 42
+        elif style == "dates":
+            row[0] = "02-Jan" if row[0] == "1-2" else row[0]  # a date
+    out = io.StringIO()
+    sep = ";" if style == "bom-semicolon" else ","
+    csv.writer(out, delimiter=sep, lineterminator="\r\n").writerows(rows)
+    text = out.getvalue()
+    if style == "nfd":  # a Mac's "CSV": accents decomposed
+        text = unicodedata.normalize("NFD", text)
+    encoding = {"question-marks": "cp1252", "bom-semicolon": "utf-8-sig"}
+    return text, encoding.get(style, "utf-8"), sep
+
+
+def _hand_mark(path: Path, style: str, marks: dict, digest: bool = True) -> None:
+    """Save the gradebook back as a spreadsheet in ``style`` does, with the
+    written question's marks ``marks`` (row's id as saved -> mark) filled in;
+    without the ``digest`` column unless ``digest``."""
+    text, encoding, sep = _mangle(path.read_text(encoding="utf-8-sig"), style)
+    rows = list(csv.reader(io.StringIO(text), delimiter=sep))
+    if not digest:
+        at = rows[0].index("digest")
+        rows = [r[:at] + r[at + 1 :] for r in rows]
+    q3 = rows[0].index("q3")
+    for row in rows[1:]:
+        saved = row[0].encode(encoding, "replace").decode(encoding)
+        if saved in marks:
+            row[q3] = marks.pop(saved)
+    assert not marks, marks  # every mark found its row as the sheet shows it
+    out = io.StringIO()
+    csv.writer(out, delimiter=sep, lineterminator="\r\n").writerows(rows)
+    path.write_bytes(out.getvalue().encode(encoding, "replace"))
+
+
+SHOWN = {  # each student's id as the spreadsheet in each style shows it
+    "zeros": {"0042": "42"},
+    "dates": {"1-2": "02-Jan"},
+    "question-marks": {"张伟": "??", "李娜": "??"},
+    "nfd": {"José": unicodedata.normalize("NFD", "José")},
+    "bom-semicolon": {},
+}
+
+
+@pytest.mark.parametrize("digest", [True, False], ids=["digest", "no-digest"])
+@pytest.mark.parametrize("style", list(SHOWN))
+def test_hand_marks_stay_with_their_student_when_a_spreadsheet_changes_ids(
+    tmp_path, style, digest, capsys
+):
+    """The five ways spreadsheets save ids back (leading zeros stripped, a date,
+    ``??`` for a script the encoding lacks, decomposed accents, a byte-order mark
+    and ``;``): the hand mark stays on its student's row, no stale row is left,
+    and the ids are written back as they were. Without the ``digest`` column (a
+    gradebook of an earlier version) the file and the id (NFC) find the rows,
+    except two rows "??" of one file "??.ipynb": refused, the file untouched."""
+    path, history = tmp_path / "gradebook.csv", tmp_path / "history"
+    grades = [_graded(s) for s in RESAVED]
+    assert cwgrade.write_gradebook(path, grades, QUESTIONS, history) == []
+    shown = {s: SHOWN[style].get(s, s) for s in RESAVED}
+    regraded = [_graded(s, 1.0) for s in RESAVED]
+    if style == "question-marks":  # two rows "??": told apart by their digests
+        _hand_mark(path, style, {"??": "2"}, digest)
+        marks = {"张伟": "2", "李娜": ""}
+        if not digest:
+            before = path.read_bytes()
+            with pytest.raises(common.CourseworkError, match="two rows for '\\?\\?'"):
+                cwgrade.write_gradebook(path, regraded, QUESTIONS, history)
+            assert path.read_bytes() == before
+            return
+    else:
+        _hand_mark(
+            path,
+            style,
+            {shown[s]: str(i % 2 + 1) for i, s in enumerate(RESAVED)},
+            digest,
+        )
+        marks = {s: str(i % 2 + 1) for i, s in enumerate(RESAVED)}
+    # regraded: every score changes
+    assert cwgrade.write_gradebook(path, regraded, QUESTIONS, history) == []
+    book = cwgrade.read_gradebook(path)
+    rows = {r["student"]: r for r in book.rows}
+    assert sorted(rows) == sorted(RESAVED), sorted(rows)  # no stale row
+    for student, mark in marks.items():
+        assert rows[student]["q3"] == mark, (student, rows[student])
+        assert rows[student]["q1"] == "1", rows[student]  # the new score
+    if style == "bom-semicolon":
+        assert book.delimiter == ";" and book.bom
+    moved = capsys.readouterr().err
+    for student, saved in SHOWN[style].items():
+        if saved != student and style != "question-marks":
+            assert f"{saved!r} (line" in moved, moved
+    assert len(list(history.glob("gradebook-*.csv"))) == 1  # the one saved back
+
+
+def test_two_rows_of_one_submission_are_refused_and_unattached_marks_named(
+    tmp_path, monkeypatch, capfd
+):
+    """A row that a spreadsheet detached, beside the row an earlier run made for
+    the same file: refused, the file untouched. A hand mark that matches no
+    submission of a run that makes new rows: kept where it was, named, and the
+    command ends with an error (a non-zero exit)."""
+    path, history = tmp_path / "gradebook.csv", tmp_path / "history"
+    twice = (
+        "student,q1,q2,q3,total,status,reason,file,feedback\n"
+        "42,3,0,2,3,graded,,0042.ipynb,0042.md\n"
+        "0042,3,0,,3,graded,,0042.ipynb,0042.md\n"
+    )
+    path.write_text(twice, encoding="utf-8")
+    with pytest.raises(common.CourseworkError, match=r"'42' \(line 2\) and '0042'"):
+        cwgrade.write_gradebook(path, [_graded("0042")], QUESTIONS, history)
+    assert path.read_text(encoding="utf-8") == twice
+    # a mark on a row whose file and id match no submission
+    lone = (
+        "student,q1,q2,q3,total,status,reason,file,feedback\n"
+        "??,3,0,2,3,graded,,??.ipynb,x.md\n"
+    )
+    path.write_text(lone, encoding="utf-8")
+    detached = cwgrade.write_gradebook(path, [_graded("张伟")], QUESTIONS, history)
+    assert len(detached) == 1 and "'??' (line 2" in detached[0], detached
+    assert "WARNING" in capfd.readouterr().err
+    rows = {r["student"]: r for r in cwgrade.read_gradebook(path).rows}
+    assert rows["??"]["q3"] == "2" and rows["张伟"]["q3"] == ""  # kept, not lost
+    # the same through a run of the grader: an error that names the row
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    nb = {"cells": [{"cell_type": "code", "source": "x = 1"}], "metadata": {}}
+    (folder / "李娜.ipynb").write_text(json.dumps(nb))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "gradebook.csv").write_text(lone, encoding="utf-8")
+    entries, _ = cwgrade.collect(folder, SLUG)
+    run = _fake_run(monkeypatch, entries)
+    with pytest.raises(cwgrade.Unattached, match=r"'\?\?' \(line 2") as info_:
+        run({}, out)
+    assert [g.student for g in info_.value.grades] == ["李娜"]
+    from tools.coursework.__main__ import main
+
+    monkeypatch.setattr(cwgrade, "grade", lambda *a, **k: run({}, out))
+    # the next run made no new row: the row is still named only at the run that
+    # made the new rows, and the file is not touched again
+    assert main(["grade", SLUG, str(folder)]) == 0
+    (out / "gradebook.csv").write_text(lone, encoding="utf-8")
+    assert main(["grade", SLUG, str(folder)]) == 1

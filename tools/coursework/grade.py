@@ -58,6 +58,7 @@ from .feedback import (  # noqa: F401
 from .gradebook import (  # noqa: F401
     DANGEROUS,
     Gradebook,
+    Unattached,
     _check_merge,
     _timestamp,
     atomic_write,
@@ -102,6 +103,7 @@ class Grade:
     library: dict[str, str] = field(default_factory=dict)
     file: str = ""
     seconds: float = 0.0
+    digest: str = ""  # the file's sha256, as the gradebook finds its row again
 
     @property
     def total(self) -> float:
@@ -157,7 +159,9 @@ def grader_digest(master: Path, limits: sandbox.Limits) -> str:
     return h.hexdigest()
 
 
-def _grade_from(entry: Entry, result: dict, questions: list[dict]) -> Grade:
+def _grade_from(
+    entry: Entry, result: dict, questions: list[dict], sha: str = ""
+) -> Grade:
     """A :class:`Grade` from a tester's plain-data result (validated)."""
     auto = {q["name"]: float(q["points"]) for q in questions if not q["manual"]}
     status = str(result.get("status", "failed"))
@@ -190,6 +194,7 @@ def _grade_from(entry: Entry, result: dict, questions: list[dict]) -> Grade:
         {str(k): str(v) for k, v in library.items()},
         entry.rel,
         float(result.get("seconds") or 0.0),
+        sha,
     )
 
 
@@ -253,6 +258,10 @@ def grade(
     Incomplete
         Some notebooks have no result (every tester stopped): the gradebook is
         written with them as ``failed`` and the error names them.
+    Unattached
+        Rows of the gradebook with hand marks match no submission while this run
+        made new rows (a spreadsheet may have changed their ids): the gradebook
+        is written, those rows kept as they were, and the error names them.
     """
     built = build_root / slug
     if not (built / "questions.json").exists():
@@ -390,7 +399,7 @@ class _Saved:
 
     def add(self, entry: Entry, sha: str, result: dict) -> None:
         for e, h in [(entry, sha), *self.twins.get(entry.rel, [])]:
-            g = _grade_from(e, result, self.questions)
+            g = _grade_from(e, result, self.questions, h)
             self.grades[e.rel] = g
             if g.status in UNCACHED:  # graded again at the next run
                 self.state["results"].pop(e.rel, None)
@@ -457,7 +466,7 @@ def _grade_locked(run: GradingRun, entries: list[Entry], hidden: int) -> list[Gr
             and not _named(e, run.regrade)
             and saved["result"].get("status") not in UNCACHED
         ):
-            grades[e.rel] = _grade_from(e, saved["result"], questions)
+            grades[e.rel] = _grade_from(e, saved["result"], questions, sha)
             reused += 1
         else:
             todo.append((e, cells, sha))
@@ -482,23 +491,35 @@ def _grade_locked(run: GradingRun, entries: list[Entry], hidden: int) -> list[Gr
         state_path, state, grades, Progress(len(todo), possible), questions, twins
     )
     interrupted = _run(run, once, workers, saved) if once else False
-    missing = [] if interrupted else [e for e, _, _ in todo if e.rel not in grades]
-    for e in missing:
+    missing = [] if interrupted else [(e, h) for e, _, h in todo if e.rel not in grades]
+    for e, sha in missing:
         grades[e.rel] = Grade(
             e.student,
             "failed",
             "not graded: the testers stopped before reaching it; run the same "
             "command again",
             file=printable(e.rel),
+            digest=sha,
         )
     _flag_copies(grades, digests, run.references)
     ordered = sorted(grades.values(), key=lambda g: (g.student, g.file))
-    _write_outputs(run.out, run.info, ordered)
+    detached = _write_outputs(run.out, run.info, ordered)
     _summary(ordered, possible, run.out, questions, interrupted)
     if interrupted:
         raise KeyboardInterrupt
+    if detached:
+        raise Unattached(
+            f"{len(detached)} row(s) of {run.out / 'gradebook.csv'} with hand marks "
+            "match no submission of this run while new rows were made (a "
+            "spreadsheet may have changed their ids): "
+            + "; ".join(detached[:10])
+            + ". They are kept as they were (the earlier gradebook is in history/): "
+            "move each mark to its student's row, delete the old row, and run the "
+            "same command again",
+            ordered,
+        )
     if missing:
-        names = ", ".join(e.student for e in missing[:10])
+        names = ", ".join(e.student for e, _ in missing[:10])
         more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
         raise Incomplete(
             f"{len(missing)} notebook(s) have no result (every tester stopped): "
@@ -587,9 +608,13 @@ def _run(run: GradingRun, todo: list, workers: int, saved: _Saved) -> bool:
     return interrupted
 
 
-def _write_outputs(out: Path, info: dict, grades: list[Grade]) -> None:
+def _write_outputs(out: Path, info: dict, grades: list[Grade]) -> list[str]:
+    """Write the gradebook and the feedback; the rows with hand marks the
+    gradebook could not attach (see :func:`write_gradebook`)."""
     history = out / "history"
-    write_gradebook(out / "gradebook.csv", grades, info["questions"], history)
+    detached = write_gradebook(
+        out / "gradebook.csv", grades, info["questions"], history
+    )
     stamp = _timestamp()
     names = file_names([g.student for g in grades])
     for g in grades:
@@ -612,3 +637,4 @@ def _write_outputs(out: Path, info: dict, grades: list[Grade]) -> None:
             "cases": g.cases,
         }
         atomic_write(out / "details" / f"{name}.json", json.dumps(details, indent=1))
+    return detached
