@@ -3,7 +3,7 @@ every reference resolved and every glyph in its font.
 
 The check itself (:mod:`bookext.pdfcheck`) is tested on texts and LaTeX logs that
 have each defect; the built PDF is checked when ``make pdf`` has written it (``make
-pdf`` also runs the check; CI runs it, with Debian's TeX packages, see the README).
+pdf`` also runs the check; CI runs it, with Debian's TeX packages, see CONTRIBUTING.md).
 """
 
 from pathlib import Path
@@ -163,13 +163,16 @@ def test_built_pdf():
     assert log_failures(log) == []
 
 
-def test_ci_and_the_release_install_the_readme_s_tex_packages():
-    # make pdf needs them all (DejaVu Sans Mono for the code, poppler for the check)
+def test_ci_and_the_release_install_the_tex_packages_contributing_lists():
+    # make pdf needs them all (DejaVu Sans Mono for the code, poppler for the check);
+    # CONTRIBUTING.md, where the PDF build is documented, lists them for apt-get
     import re
 
     root = PDF.parents[2]
-    readme = (root / "README.md").read_text()
-    listed = re.search(r"from Debian's\s+packages `([^`]*)`", readme).group(1).split()
+    contributing = (root / "CONTRIBUTING.md").read_text()
+    found = re.search(r"from Debian's\s+packages `([^`]*)`", contributing)
+    assert found, "CONTRIBUTING.md lists the PDF's Debian packages"
+    listed = found.group(1).split()
     assert "fonts-dejavu-extra" in listed and "texlive-xetex" in listed
     ci = re.search(r'pdf_packages="([^"]*)"', (root / ".ci" / "run").read_text())
     assert ci.group(1).split() == listed
