@@ -2425,3 +2425,51 @@ def test_two_rows_of_one_submission_are_refused_and_unattached_marks_named(
     assert main(["grade", SLUG, str(folder)]) == 0
     (out / "gradebook.csv").write_text(lone, encoding="utf-8")
     assert main(["grade", SLUG, str(folder)]) == 1
+
+
+def test_a_timeout_is_kept_like_a_score_until_forced(tmp_path, monkeypatch, capfd):
+    """A notebook that only sleeps holds a worker for its whole time limit: its
+    timeout is saved like any result, so the next run of the unchanged notebook
+    costs nothing (under a second); FORCE and REGRADE grade it again, and the
+    feedback says it timed out."""
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    for name, code in (("sleepy", "import time\ntime.sleep(10**6)"), ("ok", "x=1")):
+        nb = {"cells": [{"cell_type": "code", "source": code}], "metadata": {}}
+        (folder / f"{name}.ipynb").write_text(json.dumps(nb))
+    entries, _ = cwgrade.collect(folder, SLUG)
+    ran: list[str] = []
+    run = _fake_run(monkeypatch, entries, ran)
+
+    real = cwgrade._grade_from
+
+    def timed_out(entry, result, questions, sha=""):  # the tester's timeout result
+        if entry.student == "sleepy" and result.get("status") == "graded":
+            result = {"status": "timeout", "reason": "ran out of its time: 400 s"}
+        return real(entry, result, questions, sha)
+
+    monkeypatch.setattr(cwgrade, "_grade_from", timed_out)
+    out = tmp_path / "out"
+    run({}, out)
+    assert sorted(ran) == ["ok.ipynb", "sleepy.ipynb"]
+    capfd.readouterr()
+    ran.clear()
+    start = time.monotonic()
+    grades = {g.student: g for g in run({}, out)}
+    assert time.monotonic() - start < 1.0
+    assert ran == [] and grades["sleepy"].status == "timeout"
+    err = capfd.readouterr().err
+    assert "timed out then" in err and "sleepy" in err and "FORCE=1" in err, err
+    feedback = next((out / "feedback").glob("sleepy-*.md")).read_text()
+    assert "**timeout**" in feedback and "ran out of its time" in feedback
+    for again in ({"force": True}, {"regrade": ("sleepy",)}):
+        ran.clear()
+        monkeypatch.setattr(
+            cwgrade,
+            "GradingRun",
+            lambda *a, _k=again, _real=cwgrade.GradingRun, **k: _real(*a, **k, **_k),
+        )
+        run({}, out)
+        assert "sleepy.ipynb" in ran, (again, ran)
+        monkeypatch.undo()
+        monkeypatch.setattr(cwgrade, "_grade_from", timed_out)

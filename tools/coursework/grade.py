@@ -82,8 +82,11 @@ from .submissions import (  # noqa: F401
 )
 from .workers import Worker, _stop_workers, _workers  # noqa: F401
 
-# results that are never reused: the next run grades the notebook again
-UNCACHED = ("timeout", "failed")
+# results that are never reused: the next run grades the notebook again. A
+# timeout is reused like a score (a notebook that sleeps would otherwise hold a
+# worker for its whole time limit at every run): FORCE=1 or REGRADE=<student>
+# grades it again
+UNCACHED = ("failed",)
 
 
 # what a regrade must notice: the tests, the grader and the library they call
@@ -387,7 +390,7 @@ class GradingRun:
 @dataclass
 class _Saved:
     """The results of a run as they come in: each is saved at once (a run that
-    stops resumes from there), except a timeout or a failure (graded again)."""
+    stops resumes from there), except a failure (graded again)."""
 
     path: Path
     state: dict
@@ -432,6 +435,7 @@ def _grade_locked(run: GradingRun, entries: list[Entry], hidden: int) -> list[Gr
     questions = run.questions
     digests: dict[str, str] = {}
     reused = 0
+    timeouts = []  # reused timeouts: named, with how to grade them again
     auto = [q for q in questions if not q["manual"]]
     possible = sum(q["points"] for q in auto)
     state_path = run.out / ".state.json"
@@ -468,6 +472,8 @@ def _grade_locked(run: GradingRun, entries: list[Entry], hidden: int) -> list[Gr
         ):
             grades[e.rel] = _grade_from(e, saved["result"], questions, sha)
             reused += 1
+            if grades[e.rel].status == "timeout":
+                timeouts.append(e.student)
         else:
             todo.append((e, cells, sha))
     once, twins = _run_once(todo)
@@ -482,6 +488,13 @@ def _grade_locked(run: GradingRun, entries: list[Entry], hidden: int) -> list[Gr
             else ""
         )
         + (f"; {reused} unchanged since the last run" if reused > 0 else "")
+        + (
+            f" ({len(timeouts)} of them timed out then and still count as timed "
+            f"out: {', '.join(timeouts[:5])}{', ...' if len(timeouts) > 5 else ''}; "
+            "FORCE=1 or REGRADE=<student> grades them again)"
+            if timeouts
+            else ""
+        )
         + (f"; {hidden} hidden file(s) passed over" if hidden else ""),
         file=sys.stderr,
     )
