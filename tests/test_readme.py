@@ -32,9 +32,9 @@ _WORDS = (
 )
 _RANGE = r"(?:\s*(?:-|–|to)\s*" + _DIGITS + r")?"
 #: A duration: "39 s", "1.5 ms", "12 min 16 s" (twice), "30–130 ms", "15 to 35 s",
-#: "2 hours", "3075 CPU-seconds", "about ten minutes", "a minute". Digits take any unit (ms, s, sec,
-#: min, h, hr and their long forms); words take only the long ones (second,
-#: minute, hour), so that "a s" or "an h" in prose is not read as a time.
+#: "2 hours", "3075 CPU-seconds", "about ten minutes", "a minute". Digits take any
+#: unit (ms, s, sec, min, h, hr and their long forms); words take only the long ones
+#: (second, minute, hour), so that "a s" or "an h" in prose is not read as a time.
 DURATION = re.compile(
     rf"(?<![\w.]){_DIGITS}{_RANGE}\s*(?:CPU-)?"
     r"(?:ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?)(?![\w²])"
@@ -62,7 +62,7 @@ def _command_block(text: str) -> tuple[int, list[str]]:
                 start = i
                 continue
             body = lines[start + 1 : i]
-            if all(any(b.startswith(c + " ") or b == c for b in body) for c in COMMANDS):
+            if all(any(b.split("#")[0].strip() == c for b in body) for c in COMMANDS):
                 return i + 1, body
             start = None
     raise AssertionError(f"no code block of the README holds {COMMANDS}")
@@ -139,7 +139,8 @@ def test_the_relative_links_of_the_front_door_and_the_guides_resolve():
             file = ROOT / path if path else ROOT / doc
             assert file.exists(), f"{doc} links {target}"
             if anchor:
-                headings = re.findall(r"^#+ (.+)$", file.read_text(encoding="utf-8"), re.M)
+                linked = file.read_text(encoding="utf-8")
+                headings = re.findall(r"^#+ (.+)$", linked, re.M)
                 assert anchor in {_slug(h) for h in headings}, f"{doc} links {target}"
 
 
