@@ -2473,3 +2473,57 @@ def test_a_timeout_is_kept_like_a_score_until_forced(tmp_path, monkeypatch, capf
         assert "sleepy.ipynb" in ran, (again, ran)
         monkeypatch.undo()
         monkeypatch.setattr(cwgrade, "_grade_from", timed_out)
+
+
+def test_a_frame_too_large_is_refused_before_it_is_decoded():
+    """json.loads of a frame builds objects up to ~30 times its size (60 MB of
+    small lists took 1.6 GB): the tester refuses a frame from a sandbox over
+    16 MB from its length alone, and one of more than 2**20 JSON values before
+    decoding it; the submission fails with a reason that says so, and the
+    tester's memory does not grow."""
+    import resource
+
+    def pipe_with(data: bytes):
+        r, w = os.pipe()
+        threading.Thread(target=lambda: (os.write(w, data), os.close(w))).start()
+        return r
+
+    ok = json.dumps({"op": "executed", "answers": {"v": [1.5, 2]}}).encode()
+    r = pipe_with(wire.HEADER.pack(len(ok)) + ok)
+    assert wire.read_frame(r, wire.MAX_RECEIVED, wire.MAX_VALUES)["op"] == "executed"
+    os.close(r)
+    r = pipe_with(wire.HEADER.pack(60 * 2**20))  # only the length: never read
+    with pytest.raises(wire.FrameTooLarge, match="60.0 MB, more than the 16 MB"):
+        wire.read_frame(r, wire.MAX_RECEIVED, wire.MAX_VALUES)
+    os.close(r)
+    many = b"[" + b"[]," * (wire.MAX_VALUES // 2) + b"[]]"  # 1.5 MB, 2**20 values
+    r = pipe_with(wire.HEADER.pack(len(many)) + many)
+    with pytest.raises(wire.FrameTooLarge, match="values"):
+        wire.read_frame(r, wire.MAX_RECEIVED, wire.MAX_VALUES)
+    os.close(r)
+    # a sandbox that sends 60 MB of small lists (under the 64 MB of any frame)
+    writer = (
+        "import os, struct, time\n"
+        "body = b'[' + b'[],' * (20 * 2**20) + b'[]]'\n"
+        "os.write(1, struct.pack('>Q', len(body)))\n"
+        "view = memoryview(body)\n"
+        "try:\n"
+        "    while view:\n"
+        "        view = view[os.write(1, view[: 2**20]):]\n"
+        "except BrokenPipeError:\n"
+        "    pass\n"
+        "time.sleep(60)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", writer], stdout=subprocess.PIPE, start_new_session=True
+    )
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    channel = tester.Channel(proc, time.monotonic() + 60, sandbox.Limits())
+    try:
+        with pytest.raises(tester.Stopped, match="answers are too large to test"):
+            channel.recv()
+    finally:
+        tester.kill(proc)
+        proc.wait(timeout=30)
+    grew_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grew_mb < 100, grew_mb

@@ -358,9 +358,16 @@ class Channel:
             raise Stopped(self.stopped, self.stopped_kind)
         self._wait_readable()
         try:
-            return wire.read_frame(self.proc.stdout.fileno())
+            return wire.read_frame(
+                self.proc.stdout.fileno(), wire.MAX_RECEIVED, wire.MAX_VALUES
+            )
         except (EOFError, OSError):
             self.stop(*self._why_gone())
+        except wire.FrameTooLarge as exc:
+            self.stop(
+                f"the notebook's answers are too large to test: {exc} (the "
+                "answers to these questions take kilobytes)"
+            )
         except wire.WireError as exc:
             self.stop(f"the notebook's process sent something unreadable ({exc})")
 

@@ -23,7 +23,9 @@ with a few tagged forms for what JSON lacks:
 
 :func:`decode` builds sympy objects with :func:`parse_srepr`, which accepts only
 literals and calls of sympy's own classes: no ``eval``. Everything decoded is
-bounded in size and depth (:data:`MAX_FRAME`, :data:`MAX_DEPTH`).
+bounded in size and depth (:data:`MAX_FRAME`, :data:`MAX_DEPTH`); what the tester
+reads from a sandbox is bounded before it is decoded (:data:`MAX_RECEIVED` bytes,
+:data:`MAX_VALUES` JSON values).
 
 This module is also copied into the sandbox: it imports only the standard library
 at module level (numpy and sympy where they are needed).
@@ -39,6 +41,13 @@ import re
 import struct
 
 MAX_FRAME = 64 * 2**20  # bytes of one message
+# what the tester accepts from a sandbox: json.loads of a frame builds Python
+# objects up to ~30 times its size (a 60 MB frame of small lists took 1.6 GB), so
+# a frame from the student's side is bounded in bytes and in JSON values (every
+# ``,`` ``[`` ``{`` counts one): at most ~100 MB decoded, the answers of an
+# assignment on the book's mathematics (kilobytes) with room to spare
+MAX_RECEIVED = 16 * 2**20
+MAX_VALUES = 2**20
 MAX_DEPTH = 64  # nesting of containers and of sympy expressions
 MAX_SREPR = 2**20  # characters of one sympy expression
 # numpy dtype kinds that carry plain data: bool, int, uint, float, complex, str
@@ -52,6 +61,10 @@ HEADER = struct.Struct(">Q")
 
 class WireError(ValueError):
     """A message that is not in the expected plain-data form."""
+
+
+class FrameTooLarge(WireError):
+    """A message larger than its reader accepts (:func:`read_frame`)."""
 
 
 class Opaque:
@@ -115,13 +128,27 @@ def _read_exact(fd: int, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_frame(fd: int):
-    """Read one message from ``fd``; :class:`EOFError` when the channel closed."""
+def read_frame(fd: int, limit: int = MAX_FRAME, values: int | None = None):
+    """Read one message from ``fd``; :class:`EOFError` when the channel closed.
+
+    A message longer than ``limit`` bytes is refused from its length alone (not
+    read), one with more than ``values`` JSON values (``,`` ``[`` ``{``, a bound
+    from above) before it is decoded: a :class:`FrameTooLarge`."""
     (size,) = HEADER.unpack(_read_exact(fd, HEADER.size))
-    if size > MAX_FRAME:
-        raise WireError(f"message of {size} bytes exceeds {MAX_FRAME}")
+    if size > limit:
+        raise FrameTooLarge(
+            f"a message of {size / 2**20:.1f} MB, more than the {limit / 2**20:g} MB "
+            "accepted"
+        )
+    data = _read_exact(fd, size)
+    if values is not None:
+        count = data.count(b",") + data.count(b"[") + data.count(b"{")
+        if count > values:
+            raise FrameTooLarge(
+                f"a message of about {count} values, more than the {values} accepted"
+            )
     try:
-        return json.loads(_read_exact(fd, size))
+        return json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise WireError(f"a message that is not JSON: {exc}") from None
 
@@ -207,7 +234,7 @@ def _encode_numpy(value, depth: int = 0):
             }
         if arr.dtype.kind not in DTYPE_KINDS or arr.dtype.hasobject:
             return {"__t": "opaque", "type": f"ndarray of {arr.dtype}"}
-        if arr.nbytes > MAX_FRAME // 2:
+        if arr.nbytes > MAX_RECEIVED // 2:  # base64: 4/3 of it, under the bound
             return {"__t": "opaque", "type": f"ndarray of {arr.nbytes} bytes"}
         return {
             "__t": "nd",
