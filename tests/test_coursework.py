@@ -40,7 +40,7 @@ JOBS = 2
 SLOW = pytest.mark.slow
 # CPU seconds per notebook: a solution needs about 5 here, so a machine four times
 # slower passes; wall-clock time only stops a notebook that sleeps
-LIMITS = sandbox.Limits(cpu=60, wall_s=600)
+LIMITS = sandbox.Limits(cpu=60, wall_s=600, sandbox_memory_mb=3072)
 needs_sandbox = pytest.mark.skipif(
     sandbox.bwrap() is None, reason="bubblewrap is not installed (.ci/run installs it)"
 )

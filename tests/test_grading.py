@@ -43,11 +43,12 @@ MARK = "PWNED_BY_AN_ATTACK"
 # in the command line of every process an attack starts: this test process's own
 TAG = f"grading-attack-process-{os.getpid()}"
 # CPU seconds per notebook: a solution needs about 2 here (a machine ten times
-# slower passes); the endless loop of one attack burns all of them
-LIMITS = sandbox.Limits(cpu=20, wall_s=400)
+# slower passes); the endless loop of one attack burns all of them. Sandboxes of
+# 3 GB: two notebooks at once (two sandboxes and a tester each) fit in 20 GB
+LIMITS = sandbox.Limits(cpu=20, wall_s=400, sandbox_memory_mb=3072)
 # the attacks (and the copies of the solution among them, which need about 3 s):
 # those that run until the limit burn it twice (two sandboxes), at each grading
-ATTACK_LIMITS = sandbox.Limits(cpu=12, wall_s=400)
+ATTACK_LIMITS = sandbox.Limits(cpu=12, wall_s=400, sandbox_memory_mb=3072)
 SLOW_MARKS = [
     pytest.mark.slow,
     pytest.mark.skipif(SLUG not in builds.SLUGS, reason="COURSEWORK_ONLY"),
@@ -2527,3 +2528,48 @@ def test_a_frame_too_large_is_refused_before_it_is_decoded():
         proc.wait(timeout=30)
     grew_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert grew_mb < 100, grew_mb
+
+
+def test_the_memory_limits_of_notebooks_graded_at_once_fit_in_the_machine(
+    tmp_path, monkeypatch, capfd
+):
+    """Each notebook graded at once may hold two sandboxes and a tester: JOBS=2
+    with sandboxes of 4 GB (24 GB in all) on a machine of 23 GB grades one at a
+    time, and says so; a machine too small for one gets lower limits; a machine
+    large enough changes nothing."""
+    limits = sandbox.Limits()
+    assert sandbox.job_memory_mb(limits) == 2 * 4096 + 4096
+    assert sandbox.fit_memory(2, limits, 64000) == (2, limits, "")
+    assert sandbox.fit_memory(2, limits, None) == (2, limits, "")
+    jobs, same, note = sandbox.fit_memory(2, limits, 23 * 1024)
+    assert jobs == 1 and same == limits
+    assert "24576 MB" in note and "23552 MB" in note and "1 at a time" in note
+    jobs, smaller, note = sandbox.fit_memory(4, limits, 6144)
+    assert jobs == 1 and sandbox.job_memory_mb(smaller) <= 6144
+    assert smaller.memory_mb <= smaller.sandbox_memory_mb == 2048
+    assert f"sandbox limited to {smaller.sandbox_memory_mb} MB" in note
+    for jobs in range(1, 9):
+        for machine in (2048, 8192, 16000, 23 * 1024, 64000):
+            n, lim, _ = sandbox.fit_memory(jobs, limits, machine)
+            assert 1 <= n <= jobs and n * sandbox.job_memory_mb(lim) <= machine
+    # the run uses what fits, and prints the note
+    assert sandbox.machine_memory_mb() > 0
+    monkeypatch.setattr(sandbox, "machine_memory_mb", lambda: 23 * 1024)
+    seen = {}
+
+    def locked(run, entries, hidden):
+        seen.update(jobs=run.jobs, limits=run.limits)
+        return []
+
+    monkeypatch.setattr(cwgrade, "_grade_locked", locked)
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    (folder / "ann.ipynb").write_text("{}")
+    built = tmp_path / "build"
+    (built / SLUG).mkdir(parents=True)
+    (built / SLUG / "questions.json").write_text(json.dumps({"questions": QUESTIONS}))
+    cwgrade.grade(
+        SLUG, folder, build_root=built, out=tmp_path / "out", jobs=2, unsafe=True
+    )
+    assert seen["jobs"] == 1, seen
+    assert "grading 1 at a time" in capfd.readouterr().err

@@ -283,6 +283,11 @@ def grade(
         raise CourseworkError(f"timeout must be > 0 seconds, got {timeout}")
     limits = limits or sandbox.Limits(cpu=float(timeout))
     sandbox.require(unsafe)
+    # the memory limits of the notebooks graded at once fit in the machine's
+    asked = jobs or os.cpu_count() or 1
+    jobs, limits, note = sandbox.fit_memory(asked, limits, sandbox.machine_memory_mb())
+    if note:
+        print(note, file=sys.stderr)
     entries, hidden = collect(folder, slug, follow_links)
     if not entries:
         raise CourseworkError(f"no file to grade in {folder}")

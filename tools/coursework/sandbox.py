@@ -14,6 +14,10 @@ The student's notebook runs in :mod:`.harness` inside a sandbox that has
   processes count this sandbox only;
 - limits (:class:`Limits`) on CPU time, memory, file size, open files and processes.
 
+The notebooks graded at once hold, each, two sandboxes and a tester: their memory
+limits together are kept within the machine's memory (:func:`fit_memory`: fewer
+notebooks at once, or lower limits on a machine too small for one).
+
 Without bubblewrap, grading refuses to run unless the lecturer passes
 ``--unsafe-no-sandbox`` (then the harness runs as a plain subprocess with the same
 limits, which protects the lecturer's files from nothing).
@@ -26,7 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -119,6 +123,85 @@ class Limits:
     @property
     def wall(self) -> float:
         return self.wall_s if self.wall_s is not None else 6 * self.cpu + 120
+
+
+def machine_memory_mb() -> int | None:
+    """The memory this machine gives the grader, in MB: its RAM (``MemTotal``),
+    or less if the control group the grader runs in is limited; None if unknown."""
+    sizes = []
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemTotal:"):
+                    sizes.append(int(line.split()[1]) // 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        groups = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        groups = []
+    for line in groups:
+        number, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if number == "0" and not controllers:
+            files = [Path("/sys/fs/cgroup") / path.lstrip("/") / "memory.max"]
+        elif "memory" in controllers.split(","):
+            base = Path("/sys/fs/cgroup/memory") / path.lstrip("/")
+            files = [base / "memory.limit_in_bytes"]
+        else:
+            continue
+        for f in files:
+            try:
+                value = f.read_text().strip()
+            except OSError:
+                continue
+            if value.isdigit() and int(value) < 2**60:  # "max": no limit
+                sizes.append(int(value) // 2**20)
+    return min(sizes) if sizes else None
+
+
+def job_memory_mb(limits: Limits) -> int:
+    """The memory one notebook graded at a time may hold: its two sandboxes (with
+    and without attnlib, run at the same time) and its tester."""
+    return 2 * limits.sandbox_memory_mb + limits.tester_memory_mb
+
+
+def fit_memory(
+    jobs: int, limits: Limits, machine_mb: int | None
+) -> tuple[int, Limits, str]:
+    """Jobs and limits whose memory limits, summed over the jobs run at once,
+    fit in ``machine_mb``; and a note for the lecturer ("" if nothing changed).
+
+    Fewer jobs first (a notebook then gets the same limits, hence the same
+    result, on any machine); a machine too small for one job gets lower limits.
+    """
+    per_job = job_memory_mb(limits)
+    if machine_mb is None or jobs * per_job <= machine_mb:
+        return jobs, limits, ""
+    asked = (
+        f"{jobs} notebook(s) at once would be allowed {jobs * per_job} MB (each: "
+        f"two sandboxes of {limits.sandbox_memory_mb} MB and a tester of "
+        f"{limits.tester_memory_mb} MB), more than this machine's {machine_mb} MB"
+    )
+    fit = machine_mb // per_job
+    if fit >= 1:
+        return fit, limits, f"memory: {asked}: grading {fit} at a time"
+    scale = machine_mb / per_job
+    sandbox_mb = max(64, int(limits.sandbox_memory_mb * scale))
+    tester_mb = max(256, int(limits.tester_memory_mb * scale))
+    smaller = replace(
+        limits,
+        sandbox_memory_mb=sandbox_mb,
+        tester_memory_mb=tester_mb,
+        memory_mb=min(limits.memory_mb, sandbox_mb),
+        disk_mb=min(limits.disk_mb, sandbox_mb),
+        shm_mb=min(limits.shm_mb, sandbox_mb),
+    )
+    return (
+        1,
+        smaller,
+        f"memory: {asked}: grading 1 at a time, each sandbox limited to "
+        f"{sandbox_mb} MB and the tester to {tester_mb} MB",
+    )
 
 
 @lru_cache(maxsize=1)
