@@ -2573,3 +2573,95 @@ def test_the_memory_limits_of_notebooks_graded_at_once_fit_in_the_machine(
     )
     assert seen["jobs"] == 1, seen
     assert "grading 1 at a time" in capfd.readouterr().err
+
+
+_FILL = (
+    "import os\n"
+    "made = {}\n"
+    "for where in ('/tmp', '/dev/shm'):\n"
+    "    n = 0\n"
+    "    try:\n"
+    "        while n < 100000:\n"
+    "            open(f'{where}/f{n}', 'w').close()\n"
+    "            n += 1\n"
+    "    except OSError as exc:\n"
+    "        made[where] = (n, exc.errno)\n"
+    "    else:\n"
+    "        made[where] = (n, 0)\n"
+    "print(made)\n"
+)
+
+
+def _user_namespaces() -> bool:
+    try:
+        cmd = ["unshare", "--user", "--map-root-user", "--mount", "true"]
+        return subprocess.run(cmd, capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@NEEDS_BWRAP
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("runuser") is None or not _user_namespaces(),
+    reason="needs root (to become another user) and user namespaces",
+)
+def test_a_lecturer_without_root_gets_sandboxes_bounded_in_inodes(monkeypatch):
+    """Empty files take no room of a tmpfs's size but an inode each (kernel
+    memory): a lecturer who is not root has no control group to count them, so
+    the sandbox's /tmp and /dev/shm are mounted with ``nr_inodes`` in namespaces
+    of their own before bubblewrap runs. As the user ``nobody``: the wrapper
+    and bubblewrap inside it work, and /tmp holds no more files than allowed."""
+    import errno
+    import tempfile
+
+    assert sandbox.own_tmpfs() == ""  # the grader's own check
+    limits = sandbox.Limits(inodes=40)
+    scratch = tempfile.mkdtemp(prefix="grader-test-")
+    try:
+        for sub in ("tmp", "shm"):
+            os.mkdir(os.path.join(scratch, sub))
+        shutil.chown(scratch, "nobody")
+        for sub in ("tmp", "shm"):
+            shutil.chown(os.path.join(scratch, sub), "nobody")
+        count = "i=0; while [ $i -lt 1000 ] && touch /tmp/f$i; do i=$((i+1)); done"
+        cmd = ["runuser", "-u", "nobody", "--", *sandbox.tmpfs_wrapper(scratch, limits)]
+        cmd += [sandbox.bwrap(), "--unshare-user", "--uid", "65534"]
+        cmd += ["--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin"]
+        cmd += ["--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64"]
+        cmd += ["--bind", f"{scratch}/tmp", "/tmp", "--proc", "/proc", "--dev", "/dev"]
+        cmd += ["/bin/sh", "-c", count + "; echo $i; id -u"]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        made, uid = r.stdout.split()
+        assert uid == "65534" and 30 <= int(made) < 40, (r.stdout, r.stderr)
+        assert "No space left on device" in r.stderr
+        assert os.listdir(os.path.join(scratch, "tmp")) == []  # its own mount
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    # the sandbox of a notebook as a lecturer without root builds it (the files
+    # of this checkout's environment are readable by root alone here, so it runs
+    # as root in the user namespace the wrapper makes)
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    cmd, env = sandbox.command(4321, sandbox.Limits(inodes=500), unsafe=False)
+    monkeypatch.undo()
+    assert cmd[: len(cmd) - len(cmd[cmd.index("--user") :])][-1].endswith("unshare")
+    assert "nr_inodes=500" in " ".join(cmd) and "--tmpfs" not in cmd
+    scratch = env.pop("GRADER_SCRATCH")
+    try:
+        proc = subprocess.run(
+            [*cmd[:-2], "-c", _FILL],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    assert proc.returncode == 0, proc.stderr
+    import ast
+
+    made = ast.literal_eval(proc.stdout.strip())
+    for where in ("/tmp", "/dev/shm"):
+        n, err = made[where]
+        assert n < 500 and err == errno.ENOSPC, made

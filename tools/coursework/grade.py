@@ -288,6 +288,13 @@ def grade(
     jobs, limits, note = sandbox.fit_memory(asked, limits, sandbox.machine_memory_mb())
     if note:
         print(note, file=sys.stderr)
+    if os.geteuid() != 0 and sandbox.bwrap() is not None and sandbox.own_tmpfs():
+        print(
+            "note: the sandboxes' /tmp is bounded in size but not in files (a user "
+            "without root needs unprivileged user namespaces and `unshare` for "
+            f"that): {sandbox.own_tmpfs()}",
+            file=sys.stderr,
+        )
     entries, hidden = collect(folder, slug, follow_links)
     if not entries:
         raise CourseworkError(f"no file to grade in {folder}")

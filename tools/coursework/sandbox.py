@@ -10,6 +10,11 @@ The student's notebook runs in :mod:`.harness` inside a sandbox that has
   masters, the autograder, other submissions, the gradebook or a home directory;
 - one writable folder, a ``tmpfs`` of bounded size at ``/tmp`` that disappears with
   the sandbox, and a private ``/dev/shm`` of bounded size (for multiprocessing);
+  both bounded in files too (:attr:`Limits.inodes`): as root by the sandbox's
+  control group, whose memory counts them; for a lecturer who is not root they
+  are mounted with ``nr_inodes`` in a user and mount namespace of their own
+  (``unshare``) before bubblewrap binds them (:func:`own_tmpfs` checks that this
+  works: it needs unprivileged user namespaces);
 - as root: an unprivileged user of its own (no capabilities), so that the limits on
   processes count this sandbox only;
 - limits (:class:`Limits`) on CPU time, memory, file size, open files and processes.
@@ -108,6 +113,9 @@ class Limits:
     # threads, or a ProcessPoolExecutor, as the chapters use them, fits
     processes: int = 40
     open_files: int = 256
+    # files and folders in /tmp and in /dev/shm each: an empty file takes no room
+    # of a tmpfs's size but an inode of the kernel's memory
+    inodes: int = 16384
     # the trusted tester: CPU seconds of one test case (decoding the answers it
     # reads and comparing them; the student's calls are counted above), and the
     # memory of the tester's process
@@ -202,6 +210,73 @@ def fit_memory(
         f"memory: {asked}: grading 1 at a time, each sandbox limited to "
         f"{sandbox_mb} MB and the tester to {tester_mb} MB",
     )
+
+
+# Run by ``unshare --user --map-root-user --mount`` (util-linux) for a lecturer
+# who is not root: in a user and mount namespace of its own, mounts the sandbox's
+# /tmp and /dev/shm as tmpfs bounded in size *and* in inodes (bubblewrap's
+# ``--size`` bounds the size only, and a user without root has no control group
+# whose memory would count the inodes), then runs bubblewrap, which binds them.
+# Arguments: the scratch folder ($0), the two mounts' options, the command.
+TMPFS_SCRIPT = (
+    'mount -t tmpfs -o "$1" tmpfs "$0/tmp" && '
+    'mount -t tmpfs -o "$2" tmpfs "$0/shm" && shift 2 && exec "$@"'
+)
+
+
+def tmpfs_options(size_mb: int, inodes: int) -> str:
+    """The mount options of a writable tmpfs of the sandbox."""
+    return f"size={size_mb * 2**20},nr_inodes={inodes},mode=1777"
+
+
+def tmpfs_wrapper(scratch: str, limits: Limits) -> list[str]:
+    """The command that mounts the bounded /tmp and /dev/shm of a sandbox in
+    ``scratch/tmp`` and ``scratch/shm`` (in namespaces of its own) and runs what
+    follows it (see :data:`TMPFS_SCRIPT`)."""
+    unshare = shutil.which("unshare") or "unshare"
+    return [
+        unshare,
+        "--user",
+        "--map-root-user",
+        "--mount",
+        "--",
+        "/bin/sh",
+        "-c",
+        TMPFS_SCRIPT,
+        scratch,
+        tmpfs_options(limits.disk_mb, limits.inodes),
+        tmpfs_options(limits.shm_mb, limits.inodes),
+    ]
+
+
+@lru_cache(maxsize=1)
+def own_tmpfs() -> str:
+    """``""`` if, as this user (not root), a sandbox's /tmp can be bounded in
+    inodes (:func:`tmpfs_wrapper` with bubblewrap inside it); else why not."""
+    exe = probe()[0]
+    if exe is None:
+        return "no bubblewrap"
+    if shutil.which("unshare") is None:
+        return "no `unshare` (util-linux)"
+    scratch = tempfile.mkdtemp(prefix="grader-probe-")
+    try:
+        for sub in ("tmp", "shm"):
+            os.mkdir(os.path.join(scratch, sub))
+        count = (
+            "i=0; while [ $i -lt 64 ] && touch /tmp/f$i; do i=$((i+1)); done; echo $i"
+        )
+        cmd = tmpfs_wrapper(scratch, Limits(disk_mb=1, shm_mb=1, inodes=16))
+        cmd += [exe, "--unshare-user", "--uid", str(os.getuid()), "--ro-bind", "/"]
+        cmd += ["/", "--bind", f"{scratch}/tmp", "/tmp", "/bin/sh", "-c", count]
+        r = subprocess.run(cmd, capture_output=True, check=False, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)[:300]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    out = r.stdout.decode(errors="replace").strip()
+    if r.returncode == 0 and out.isdigit() and int(out) < 64:
+        return ""
+    return (r.stderr.decode(errors="replace").strip() or f"exit {r.returncode}")[-300:]
 
 
 @lru_cache(maxsize=1)
@@ -726,9 +801,19 @@ def command(
         binds += ["--ro-bind", str(ROOT / "attnlib"), f"{INSIDE}/lib/attnlib"]
     # the one writable folder, for everybody (the sandbox's user is not root); it is
     # mounted before the binds, so that a checkout or environment that lives under
-    # /tmp is bound over it instead of hidden by it
-    args = [exe, "--perms", "1777", "--size", str(limits.disk_mb * 2**20)]
-    args += ["--tmpfs", "/tmp", *_parents(binds), *binds]
+    # /tmp is bound over it instead of hidden by it. As root the sandbox's control
+    # group counts its inodes in its memory; a lecturer who is not root has none,
+    # and mounts it, bounded in inodes too, before bubblewrap runs (own_tmpfs)
+    scratch = None
+    if os.geteuid() != 0 and not own_tmpfs():
+        scratch = tempfile.mkdtemp(prefix="grader-sandbox-")
+        for sub in ("tmp", "shm"):
+            os.mkdir(os.path.join(scratch, sub))
+        args = [exe, "--bind", f"{scratch}/tmp", "/tmp"]
+    else:
+        args = [exe, "--perms", "1777", "--size", str(limits.disk_mb * 2**20)]
+        args += ["--tmpfs", "/tmp"]
+    args += [*_parents(binds), *binds]
     if absent:
         for copy in library_copies():
             # an empty, read-only folder over an installed copy of the library
@@ -736,8 +821,11 @@ def command(
     args += ["--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp"]
     # a private, sized /dev/shm, writable by the sandbox's user (multiprocessing's
     # locks and queues live there)
-    args += ["--perms", "1777", "--size", str(limits.shm_mb * 2**20)]
-    args += ["--tmpfs", "/dev/shm"]
+    if scratch is not None:
+        args += ["--bind", f"{scratch}/shm", "/dev/shm"]
+    else:
+        args += ["--perms", "1777", "--size", str(limits.shm_mb * 2**20)]
+        args += ["--tmpfs", "/dev/shm"]
     args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
     args += ["--unshare-cgroup-try", "--hostname", "sandbox"]
     args += ["--die-with-parent", "--new-session"]
@@ -757,6 +845,12 @@ def command(
         args.insert(1, "--unshare-user")
         if disable_userns():
             args.insert(2, "--disable-userns")
+        if scratch is not None:
+            # bubblewrap runs as the namespace's root: the sandbox's user is the
+            # lecturer's, as without the wrapper
+            args[1:1] = ["--uid", str(os.getuid()), "--gid", str(os.getgid())]
+            args[:0] = tmpfs_wrapper(scratch, limits)
+            env["GRADER_SCRATCH"] = scratch  # removed by the tester at the end
         args.append("--")
     args += [*python, f"{INSIDE}/harness.py", _json(settings)]
     return args, env
