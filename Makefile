@@ -3,11 +3,12 @@
 #   make test   set up .venv (first time), run the whole test suite (what CI runs)
 #   make test-fast  the library, its doctests and the widgets only: no grading, no
 #               book build, no chapter execution (pytest -m "not slow")
+#   make test-cpus  the numerical tests again under the kernels of other CPUs
 #   make lab    JupyterLab with jupytext: the .md chapters open as notebooks
 #   make clean  remove the build output and the execution cache
 #   make models train the small Transformers of the chapter on trained models
 #               (attnlib.nets, JAX) and write their weights to book/models
-# Coursework (lecturers; see the README's Coursework section):
+# Coursework (lecturers; see the README, "Teaching with it", and the instructor's guide):
 #   make assignments                          student notebooks, solutions, autograders
 #   make grade A=<assignment> SUBMISSIONS=<folder> [TIMEOUT=120] [JOBS=n] [UNSAFE=1]
 #              [FORCE=1] [REGRADE=<student>] [FOLLOW_LINKS=1]
@@ -95,6 +96,14 @@ test: $(STAMP)
 # the book), which make test and CI run.
 test-fast: $(STAMP)
 	$(RUN) $(ONE_BLAS_THREAD) MPLBACKEND=Agg $(BIN)/python -m pytest $(XDIST) -m "not slow"
+
+# The numerical lane (make test-fast less the browser, build and grading tooling) once
+# more under the kernels of other CPUs: OpenBLAS's Prescott kernels with numpy's
+# baseline SIMD, and another OpenBLAS core this CPU runs (Haswell, Zen or SkylakeX);
+# prints the kernels each lane ran and fails on any failure (tools/cpu_lanes.py).
+.PHONY: test-cpus
+test-cpus: $(STAMP)
+	$(RUN) $(BIN)/python -m tools.cpu_lanes $(XDIST)
 
 # The trained networks (book/models/<name>.npz and .json, committed): each trained from
 # its recorded seed on this Python's standard-library docstrings, about 5 minutes in all
@@ -197,7 +206,7 @@ dist: $(STAMP)
 # chapter in _build/html/notebooks; make book writes them at the end of every build
 # (bookext), this target rewrites them from the last build.
 # make pdf: the book as a PDF, _build/latex/book.pdf, offline, with Debian's TeX
-# (see the README: latexmk texlive-xetex texlive-latex-extra ...); its text and
+# (CONTRIBUTING.md lists them: latexmk texlive-xetex texlive-latex-extra ...); its text and
 # LaTeX's log are checked (no unresolved reference, no missing glyph).
 # make check-pages: the page check of both editions (tools/check_html.py: after make
 # book and make student), with a screenshot of every chapter at 1366 px and 390 px in
@@ -230,7 +239,7 @@ test-binder: notebooks
 # wheel and sdist (make dist, twine-checked), the site and the student edition as
 # zips, every notebook in one zip with the wheel beside them, the PDF when TeX is
 # installed (make pdf), SHA256SUMS; all of one version, checked at the end. It is
-# built from a clean tree: commit first. The README ("Publishing") says where each
+# built from a clean tree: commit first. RELEASING.md says where each
 # file goes; .github/workflows/ does it on a tag.
 .PHONY: release clean-tree
 
