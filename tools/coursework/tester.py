@@ -319,6 +319,76 @@ def install_safe_parser() -> None:
     parser.parse_expr = safe_parse_expr
 
 
+# ------------------------------------------------------- the library's constants
+
+
+_PLAIN = (bool, int, float, complex, str, bytes, type(None))
+
+
+def _is_constant(value, depth: int = 0) -> bool:
+    """Whether ``value`` is data (no code): a number, a string, a numeric array,
+    or a tuple, list, set or dict of those."""
+    import numpy as np
+
+    if depth > 8:
+        return False
+    if isinstance(value, _PLAIN):
+        return True
+    if isinstance(value, np.generic):
+        return value.dtype.kind in wire.DTYPE_KINDS
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in wire.DTYPE_KINDS and value.size <= 10**5
+    if isinstance(value, (tuple, list, frozenset, set)):
+        return len(value) <= 1000 and all(_is_constant(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return len(value) <= 1000 and all(
+            isinstance(k, _PLAIN) and _is_constant(v, depth + 1)
+            for k, v in value.items()
+        )
+    return False
+
+
+_CONSTANTS: dict = {}
+
+
+def library_constants() -> dict:
+    """The public constants of attnlib's modules (``attnlib.NORMALIZATIONS``,
+    ``attnlib.angles.TWO_PI``), as plain data: module -> name -> value.
+
+    The sandbox without the library gets them, so that an "implement" function
+    that uses a constant of the library (not its code) works there as it does in
+    the student's ``grader.check``, whose rule is the same: code of attnlib may
+    not run, its data may be read."""
+    if _CONSTANTS:
+        return _CONSTANTS
+    import importlib
+    import pkgutil
+
+    try:
+        import attnlib
+    except Exception:  # no library: nothing to give
+        return _CONSTANTS
+    for info in pkgutil.iter_modules(attnlib.__path__):
+        if not info.ispkg:
+            try:
+                importlib.import_module(f"attnlib.{info.name}")
+            except Exception:  # a module that does not import here is not used
+                pass
+    for name, module in sorted(sys.modules.items()):
+        if module is None or not (name == "attnlib" or name.startswith("attnlib.")):
+            continue
+        values = {}
+        for key, value in sorted(vars(module).items()):
+            if not key.startswith("_") and _is_constant(value):
+                try:
+                    values[key] = wire.encode(value)
+                except Exception:
+                    continue
+        if values:
+            _CONSTANTS[name] = values
+    return _CONSTANTS
+
+
 # ----------------------------------------------------------------- the submission
 
 
@@ -867,8 +937,9 @@ def grade(
     task = {"cells": cells, "names": assignment.names, "cpu_cells": limits.cpu}
     watch = CpuWatch(list(channels.values())).__enter__()
     try:
-        for channel in channels.values():
-            channel.send(task)
+        for absent, channel in channels.items():
+            # without the library, its constants (data, no code) are still there
+            channel.send({**task, "constants": library_constants()} if absent else task)
         first = _executed(channels[False])
         errors = first.get("errors") or []
         result["cell_errors"] = [
