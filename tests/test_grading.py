@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import functools
 import io
 import json
 import os
@@ -33,6 +34,7 @@ import sympy as sp
 
 from tests.assignments import attack_notebook, builds, code_cell
 from tests.assignments.attacks import ATTACKS
+from tests.assignments.honest import HONEST, honest_notebook
 from tools.coursework import build as cwbuild
 from tools.coursework import common, masters, sandbox, scan, tester, wire
 from tools.coursework import grade as cwgrade
@@ -887,6 +889,14 @@ def test_scan_flags_what_a_human_should_read():
                 "import otter\ngrader = otter.Notebook('a.ipynb')",
                 "grader.check('q1')",
                 "import numpy as np\nX = np.ones(3)\nplt.savefig('figure.png')",
+                # the pools of workers the chapters use
+                "from concurrent.futures import ProcessPoolExecutor\n"
+                "with ProcessPoolExecutor(2) as ex:\n    list(ex.map(abs, [-1]))",
+                "import concurrent.futures as cf\ncf.ThreadPoolExecutor(24)",
+                "import multiprocessing as mp\nwith mp.Pool(mp.cpu_count()) as p:\n"
+                "    p.map(abs, [-1])",
+                "from multiprocessing import Pool, get_context",
+                "from multiprocessing.pool import ThreadPool",
             ]
         )
         == []
@@ -904,6 +914,10 @@ def test_scan_flags_what_a_human_should_read():
         "import otter\notter.test_files.x = 1": "otter.test_files",
         "import pickle": "pickle",
         "open('../../gradebook.csv', 'w')": "../../gradebook.csv",
+        # processes of its own beyond a pool
+        "import multiprocessing as m\nm.Process(target=f).start()": "m.Process",
+        "from multiprocessing import Process": "multiprocessing.Process",
+        "from multiprocessing.connection import Client": "multiprocessing.connection",
     }
     for code, word in cases.items():
         found = scan.scan_cells([code])
@@ -1427,23 +1441,15 @@ def classroom(a1, tmp_path_factory) -> dict:
             "%matplotlib widget\n%config InlineBackend.figure_format = 'retina'\n",
         ),
     )
-    save(
-        "pools",
-        _with_first_cell(
-            solution,
-            "import time\n"
-            "from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor\n"
-            "with ProcessPoolExecutor(max_workers=2) as _ex:\n"
-            "    assert list(_ex.map(abs, [-1, -2, -3])) == [1, 2, 3]\n"
-            "with ThreadPoolExecutor(max_workers=24) as _ex:\n"
-            "    _fs = [_ex.submit(time.sleep, 0.5) for _ in range(24)]\n"
-            "    assert all(f.result() is None for f in _fs)\n",
-        ),
-    )
     for name in ("inline", "widget"):
         expected[name] = ("graded", 18.0)
-    # full marks; the scan asks a person to look at code that starts processes
-    expected["pools"] = ("flagged", 18.0)
+    # correct notebooks written as students write them (autoreload and other
+    # magics, a constant of the library, pools of processes and threads): full
+    # marks, unflagged
+    for variant in HONEST:
+        name = f"honest_{_slug(variant['name'])}"
+        save(name, honest_notebook(variant, solution))
+        expected[name] = ("graded", 18.0)
     # the out-of-memory killer's SIGKILL, after a second of computing
     save(
         "killed",
@@ -1514,6 +1520,62 @@ def test_every_file_of_a_class_gets_its_row(classroom):
     )
     assert sorted(r["student"] for r in rows) == sorted(expected)
     assert not any("private" in r["file"] for r in rows)
+
+
+@functools.lru_cache(maxsize=1)
+def _jupyter_like_shell():
+    """The IPython shell of the grader's harness (magics as in Jupyter), once."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "_harness_view", ROOT / "tools" / "coursework" / "harness.py"
+    )
+    harness = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(harness)
+    return harness._shell()
+
+
+def _students_view(nb: dict, specs: dict) -> dict[str, list[str]]:
+    """What ``grader.check`` shows the student of ``nb``: its code cells run in
+    order in a shell that takes Jupyter's magics (attnlib present, ``grader``
+    a stand-in), then each question's public tests run as otter runs them in the
+    notebook; the messages of the tests that fail, per question."""
+    from otter.test_files.ok_test import OKTestFile
+
+    shell = _jupyter_like_shell()
+    shell.reset(new_session=False)
+    shell.user_ns["grader"] = type("Grader", (), {"check": lambda *a, **k: None})()
+    for cell in nb["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] != "code" or "otter.Notebook(" in source:
+            continue
+        result = shell.run_cell(source, store_history=False, silent=True)
+        assert result.success, (source[:200], result.error_in_exec)
+    failed = {}
+    for question, test_spec in specs.items():
+        test = OKTestFile.from_spec(test_spec)
+        test.run(dict(shell.user_ns))
+        failed[question] = [r.message for r in test.test_case_results if not r.passed]
+    return failed
+
+
+@slow
+def test_the_students_check_and_the_grader_agree_on_honest_notebooks(classroom):
+    """The honest variants (magics, autoreload, a library constant in an
+    implement function, pools): the student's ``grader.check`` passes every
+    public test, and ``make grade`` gives every question its full marks,
+    unflagged. The two views of one notebook agree."""
+    a1 = classroom["build"]
+    student = _notebook(a1 / SLUG / "student" / f"{SLUG}.ipynb")
+    solution = _notebook(a1 / SLUG / "solution" / f"{SLUG}.ipynb")
+    specs = student["metadata"]["otter"]["tests"]
+    info = json.loads((a1 / SLUG / "questions.json").read_text())
+    full = {q["name"]: float(q["points"]) for q in info["questions"] if not q["manual"]}
+    for variant in HONEST:
+        view = _students_view(honest_notebook(variant, solution), specs)
+        assert not any(view.values()), (variant["name"], view)
+        g = classroom["grades"][f"honest_{_slug(variant['name'])}"]
+        assert g.scores == full and g.status == "graded", (variant["name"], g.reason)
 
 
 @slow

@@ -14,8 +14,10 @@ needs:
 - leaving or signalling the process (``os._exit``, ``os.kill``, ``signal``,
   ``atexit``, ``sys.exit``);
 - serialisation that runs code (``pickle``, ``dill``, ``marshal``, ``shelve``);
-- other processes, threads of execution and the network (``subprocess``,
-  ``multiprocessing``, ``os.system``, ``os.fork``, ``socket``, ...);
+- other processes and the network (``subprocess``, ``os.system``, ``os.fork``,
+  ``socket``, ``multiprocessing.Process``, ...), but not the pools of workers the
+  chapters use (``concurrent.futures``' executors, ``multiprocessing.Pool``), with
+  which a correct notebook may compute: the sandbox bounds their processes and CPU;
 - files outside the notebook's folder (absolute paths, ``..``, ``~``, the home
   directory).
 
@@ -43,7 +45,6 @@ MODULES = {
     "importlib": "the interpreter's internals",
     "inspect": "the interpreter's internals",
     "marshal": "serialisation that runs code",
-    "multiprocessing": "other processes",
     "cloudpickle": "serialisation that runs code",
     "pickle": "serialisation that runs code",
     "pty": "other processes",
@@ -57,7 +58,6 @@ MODULES = {
     "urllib": "the network",
     "http": "the network",
     "requests": "the network",
-    "concurrent": "other processes",
     "_thread": "the interpreter's internals",
     "pytest": "the test machinery",
 }
@@ -134,6 +134,21 @@ DOTTED = {
     "os.getenv": "the interpreter's internals",
 }
 OTTER_ALLOWED = {"Notebook", "check", "check_all", "export", "to_pdf"}
+# the pools of workers that the chapters use (concurrent.futures' executors, all
+# of it, and multiprocessing's Pool): what else of multiprocessing a notebook
+# uses (Process, connection, shared_memory, managers, ...) is "other processes"
+POOL_NAMES = {
+    "Pool",
+    "cpu_count",
+    "get_context",
+    "get_start_method",
+    "set_start_method",
+    "freeze_support",
+    "TimeoutError",
+    "pool",
+    "dummy",
+}
+POOL_MODULES = {"multiprocessing", "multiprocessing.pool", "multiprocessing.dummy"}
 DUNDER = re.compile(r"^__\w+__$")
 HARMLESS_DUNDERS = {"__name__", "__doc__", "__init__", "__version__", "__file__"}
 # a path outside the notebook's folder: /two/levels, ~/..., or a .. step
@@ -290,6 +305,14 @@ def _check(node: ast.AST, modules: dict[str, str], add) -> None:
             top = name.split(".")[0]
             if top in MODULES:
                 add(f"imports {name} ({MODULES[top]})")
+            if top == "multiprocessing" and name not in POOL_MODULES:
+                add(f"imports {name} (other processes)")
+            if top == "concurrent" and not name.startswith("concurrent.futures"):
+                add(f"imports {name} (other processes)")
+        if isinstance(node, ast.ImportFrom) and (node.module or "") in POOL_MODULES:
+            for a in node.names:
+                if a.name not in POOL_NAMES and node.module == "multiprocessing":
+                    add(f"imports multiprocessing.{a.name} (other processes)")
             if top == "otter" and name != "otter":
                 add(f"imports {name} (the test machinery)")
         if isinstance(node, ast.ImportFrom) and (node.module or "") in ("os", "sys"):
@@ -323,6 +346,8 @@ def _check(node: ast.AST, modules: dict[str, str], add) -> None:
                 kind = kind or ATTRIBUTES.get(real.split(".")[0], {}).get(attr)
             if kind:
                 add(f"uses {base.id}.{attr} ({kind})")
+            if real == "multiprocessing" and attr not in POOL_NAMES:
+                add(f"uses {base.id}.{attr} (other processes)")
             if real == "otter" and attr not in OTTER_ALLOWED:
                 add(f"uses otter.{attr} (the test machinery)")
         try:
