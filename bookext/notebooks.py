@@ -2,8 +2,11 @@
 without the solutions of the exercises.
 
 ``make book`` writes them at the end of the build (``build-finished``) into
-``<html>/notebooks/`` and every chapter page links both (:func:`add_links`);
-``python -m bookext.notebooks [BUILD]`` writes them again from a built book.
+``<html>/notebooks/``, with a zip per chapter and per assignment beside them
+(:func:`write_bundles`: the notebooks, attnlib's wheel and the files the chapter
+reads, a folder that runs as it is once unzipped), and every chapter page links
+the zip and both notebooks (:func:`add_links`); ``python -m bookext.notebooks
+[BUILD]`` writes them again from a built book.
 
 * ``<chapter>.ipynb`` (reader): every cell, with the outputs of the build (from the
   execution cache, as the page shows them). Widgets are saved as the figure of their
@@ -20,16 +23,20 @@ viewer; in the reader's notebook the solutions fold (``<details>``, hidden code)
 in both, proofs fold (open at first), and the cells the book's pages fold are
 folded (:func:`fold_cells`): the checks, and the cells tagged ``hide-input``.
 Both start with a cell that makes attnlib importable (:func:`install_source`): from
-the wheel that the book's site ships (:mod:`bookext.downloads`, at the address
-``html.baseurl`` of ``_config.yml``), never by name from a package index.
+the wheel beside the notebook (the zip) or that the book's site ships
+(:mod:`bookext.downloads`, at the address ``html.baseurl`` of ``_config.yml``),
+never by name from a package index; when it cannot, its error names the zip to
+download and the page that links it.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +47,8 @@ from dataclasses import dataclass
 from attnlib._version import __version__
 
 from .downloads import DATA_DIRS, DOWNLOADS, SDIST, WHEEL, sha256, write_downloads  # noqa: F401
-from .plainmd import Index, book_index, convert, macros  # noqa: F401
+from .plainmd import Index, book_index, convert, macros, page_title  # noqa: F401
+from .plainmd import references_markdown, relink
 
 try:  # inside Sphinx: its logger (a warning would fail the -W build)
     from sphinx.util import logging as _sphinx_logging
@@ -69,8 +77,13 @@ ATTNLIB = "{version}"
 WHEEL = "{wheel}"
 EXTRAS = "{extras}"  # the optional parts of attnlib this chapter uses
 NEEDS = {needs!r}  # the modules those parts need
+# other packages the notebook imports (module: the pinned requirement pip installs)
+ALSO = {also!r}
 # the files the chapter reads (path beside this notebook, SHA-256), fetched if missing
 DATA = {data}
+# everything above in one download: this zip of the book's page
+BUNDLE = {bundle!r}
+PAGE = {page!r}
 
 import hashlib, importlib, importlib.util, re, shutil, subprocess, sys, urllib.request
 from pathlib import Path
@@ -99,8 +112,26 @@ def _installed():
     return attnlib.__version__
 
 
-def _missing():
-    return [m for m in NEEDS if importlib.util.find_spec(m) is None]
+def _missing(modules=NEEDS):
+    return [m for m in modules if importlib.util.find_spec(m) is None]
+
+
+def _download_hint():
+    return (
+        f"Download {{BUNDLE}} from {{PAGE}} (the link at the top of the page), unzip"
+        " it and open this notebook from its folder: it holds the notebook, the"
+        f" wheel {{WHEEL}}" + (" and the files the chapter reads" if DATA else "")
+        + "."
+    )
+
+
+def _pip(requirements):
+    r = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet"] + requirements,
+        capture_output=True,
+        text=True,
+    )
+    return None if r.returncode == 0 else (r.stderr or r.stdout)[-800:]
 
 
 def _sources():
@@ -124,13 +155,7 @@ async def _install(where):
         await piplite.install(["numpy", "scipy", "tqdm", "sympy", "matplotlib"])
         return None
     url = where.resolve().as_uri() if isinstance(where, Path) else where
-    r = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet"]
-        + [f"attnlib[{{EXTRAS}}] @ {{url}}"],
-        capture_output=True,
-        text=True,
-    )
-    return None if r.returncode == 0 else (r.stderr or r.stdout)[-800:]
+    return _pip([f"attnlib[{{EXTRAS}}] @ {{url}}"])
 
 
 def _fetch(rel, digest):
@@ -148,7 +173,7 @@ def _fetch(rel, digest):
         with urllib.request.urlopen(url, timeout=120) as response:
             target.write_bytes(response.read())
     else:
-        raise RuntimeError(f"{{rel}} is missing: download it from the book's site")
+        raise RuntimeError(f"{{rel}} is missing here. " + _download_hint())
     if hashlib.sha256(target.read_bytes()).hexdigest() != digest:
         target.unlink()
         raise RuntimeError(f"{{rel}}: the downloaded file is not the book's")
@@ -172,13 +197,22 @@ else:
             f"attnlib {{ATTNLIB}} is not installed here"
             + (f" (this environment has {{before}})" if before else "")
             + " and could not be installed"
-            + (":\\n" + "\\n".join(tried) if tried else "")
-            + f"\\nDownload {{WHEEL}} from the book's site (the folder {downloads}/"
-            + " beside its pages) into the folder of this notebook and run this cell"
-            + f" again, or install it yourself: pip install '{{WHEEL}}[{{EXTRAS}}]'"
+            + (":\\n" + "\\n".join(tried) if tried else ".")
+            + "\\n" + _download_hint() + " Then run this cell again, or install"
+            + f" the wheel yourself: pip install '{{WHEEL}}[{{EXTRAS}}]'"
         )
     if before is not None and not _compatible(before):
         print("Restart the kernel (an older attnlib is loaded), run this cell again.")
+lacking = _missing(list(ALSO))
+if lacking:
+    if sys.platform == "emscripten":
+        raise RuntimeError(f"{{', '.join(lacking)}}: not in the browser (Pyodide)")
+    wanted = [ALSO[m] for m in lacking]
+    error = _pip(wanted)
+    if error is not None:
+        raise RuntimeError(f"pip could not install {{' '.join(wanted)}}: {{error}}")
+    importlib.invalidate_caches()
+    print(f"installed {{', '.join(wanted)}}")
 fetched = [f for f in (_fetch(rel, digest) for rel, digest in DATA) if f]
 if fetched:
     print(f"fetched {{len(fetched)}} file(s) the chapter reads: {{', '.join(fetched)}}")
@@ -189,16 +223,23 @@ def install_source(
     book_url: str | None = None,
     repository: str | None = None,
     needs: ChapterNeeds | None = None,
+    bundle: str = "",
+    page: str = "",
 ) -> str:
     """The first cell of every notebook: make attnlib (this version) importable.
 
     In order: nothing if a compatible attnlib (same major.minor, not older) imports;
     else the wheel the book's site ships (:func:`write_downloads`), first a copy of
-    it beside the notebook (a downloaded release), then ``book_url``'s
-    ``_downloads/``; else the repository at the tag ``v<version>`` when
-    ``repository`` is set. In JupyterLite (Pyodide) it installs with piplite. It
-    never installs the name ``attnlib`` from a package index (anyone could publish
-    that name there), and when nothing works its error says what to download.
+    it beside the notebook (the chapter's zip, :func:`write_bundles`, or a
+    downloaded release), then ``book_url``'s ``_downloads/``; else the repository
+    at the tag ``v<version>`` when ``repository`` is set. In JupyterLite (Pyodide)
+    it installs with piplite. It never installs the name ``attnlib`` from a
+    package index (anyone could publish that name there). The other packages the
+    notebook imports (``needs.also``, e.g. otter-grader for an assignment) are
+    installed at their pinned version when missing, and the files it reads are
+    fetched when they are not beside it. When nothing works its error names the zip
+    to download (``bundle``) and the page that links it (``page``: its address, or
+    its title when the book has none).
     """
     repo_note = ", or the repository at the release tag" if repository else ""
     needs = needs or ChapterNeeds()
@@ -207,6 +248,7 @@ def install_source(
         wheel=WHEEL.format(version=__version__),
         extras=",".join(("all", *needs.extras)),
         needs=list(needs.modules),
+        also=dict(needs.also),
         data="[" + "".join(f"\n    {d!r}," for d in needs.data) + "\n]"
         if needs.data
         else "[]",
@@ -214,6 +256,8 @@ def install_source(
         repository=repository or "",
         downloads=DOWNLOADS,
         repo_note=repo_note,
+        bundle=bundle or "the zip of this notebook",
+        page=page or "the book's page of this notebook",
     )
 
 
@@ -279,12 +323,14 @@ def _keep_output(output: dict) -> dict | None:
 @dataclass(frozen=True)
 class ChapterNeeds:
     """What a chapter needs besides ``attnlib[all]``: extras of attnlib, the modules
-    they bring (checked before anything is installed) and the files it reads, as
-    (path relative to the chapter, SHA-256) pairs."""
+    they bring (checked before anything is installed), the files it reads, as
+    (path relative to the chapter, SHA-256) pairs, and other packages it imports,
+    as (module, pinned requirement) pairs."""
 
     extras: tuple[str, ...] = ()
     modules: tuple[str, ...] = ()
     data: tuple[tuple[str, str], ...] = ()
+    also: tuple[tuple[str, str], ...] = ()
 
 
 # attnlib's extras that "all" leaves out (heavy, absent from Pyodide), the modules
@@ -292,11 +338,33 @@ class ChapterNeeds:
 EXTRAS = {"nets": (("jax", "optax"), re.compile(r"\battnlib\.nets\b|\bimport jax\b"))}
 
 
-def chapter_needs(source: Path) -> ChapterNeeds:
-    """The extras and the data files of a chapter, read from its code: a chapter that
-    imports ``attnlib.nets`` needs the ``nets`` extra; one whose code names the
-    folder ``"models"`` reads every file of ``book/models``."""
-    text = source.read_text(encoding="utf-8")
+# packages that notebooks import besides attnlib: module -> the name pip installs
+# (at the version requirements.txt pins)
+OTHERS = {"otter": "otter-grader"}
+
+
+def pinned(name: str, root: Path = ROOT) -> str:
+    """``name==version`` as ``requirements.txt`` pins it (ValueError if it does not)."""
+    for line in (root / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        req = line.split("#")[0].strip()
+        if req.lower().startswith(name.lower() + "=="):
+            return req
+    raise ValueError(f"name: requirements.txt pins no {name!r}")
+
+
+def chapter_needs(source: Path, text: str | None = None) -> ChapterNeeds:
+    """The extras and the data files of a chapter, read from its code (``text``, by
+    default the file ``source``): a chapter that imports ``attnlib.nets`` needs the
+    ``nets`` extra; one whose code names the folder ``"models"`` reads every file of
+    ``book/models``; one that imports otter (an assignment) needs otter-grader at
+    the version of ``requirements.txt``."""
+    if text is None:
+        text = source.read_text(encoding="utf-8")
+    also = tuple(
+        (module, pinned(name))
+        for module, name in OTHERS.items()
+        if re.search(rf"^\s*(import|from) {module}\b", text, re.M)
+    )
     extras, modules = [], []
     for name, (mods, pattern) in EXTRAS.items():
         if pattern.search(text):
@@ -308,12 +376,31 @@ def chapter_needs(source: Path) -> ChapterNeeds:
             for f in sorted((source.parent / folder).glob("*")):
                 if f.is_file():
                     data.append((f"{folder}/{f.name}", sha256(f)))
-    return ChapterNeeds(tuple(extras), tuple(modules), tuple(data))
+    return ChapterNeeds(tuple(extras), tuple(modules), tuple(data), also)
 
 
-def _first_cell(settings: Settings, needs: ChapterNeeds | None = None) -> Any:
+def page_reference(settings: Settings, page: str, title: str = "") -> str:
+    """How an install cell names the page that links a notebook's zip: its address
+    with ``html.baseurl``, else its title and its path in the book's site."""
+    if settings.book_url:
+        return f"{settings.book_url.rstrip('/')}/{page}.html"
+    title = title or (settings.index.titles.get(page, "") if settings.index else "")
+    named = f"“{title}” " if title else ""
+    return f"the book's page {named}({page}.html in the book's site)"
+
+
+def _first_cell(
+    settings: Settings,
+    needs: ChapterNeeds | None = None,
+    page: str = "",
+    title: str = "",
+) -> Any:
+    """The install cell of the notebook of ``page`` (a docname: its zip is
+    ``<stem>.zip``)."""
+    bundle = f"{page.rsplit('/', 1)[-1]}.zip" if page else ""
+    where = page_reference(settings, page, title) if page else ""
     cell = nbformat.v4.new_code_cell(
-        install_source(settings.book_url, settings.repository, needs)
+        install_source(settings.book_url, settings.repository, needs, bundle, where)
     )
     cell.metadata["tags"] = ["install-attnlib"]
     return cell
@@ -397,6 +484,7 @@ def _plain_cells(nb: Any, page: str, index: Index, reader: bool) -> None:
     notebook the solutions fold: their text in ``<details>``, their code hidden
     (``jupyter.source_hidden``), both tagged ``solution``."""
     _STATE["label"] = None
+    index.start()
     cells = []
     for cell in nb.cells:
         if cell.cell_type == "markdown" and "remove-cell" in cell.metadata.get(
@@ -425,6 +513,10 @@ def _plain_cells(nb: Any, page: str, index: Index, reader: bool) -> None:
         raise ValueError(f"{page}: a {{solution-start}} without its end")
     if not reader:
         assert all(SOLUTION_TAG not in c.metadata.get("tags", []) for c in cells)
+    references = references_markdown(index)
+    if references:  # the works cited, for a notebook read away from the book's site
+        cells.append(nbformat.v4.new_markdown_cell(references))
+        cells[-1].metadata["tags"] = ["references"]
     nb.cells = cells
 
 
@@ -502,7 +594,7 @@ def _finish(nb: Any, source: Path, config: Settings, reader: bool) -> Any:
             cell.outputs = [o for o in kept if o is not None]
         elif cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-    nb.cells.insert(0, _first_cell(config, chapter_needs(source)))
+    nb.cells.insert(0, _first_cell(config, chapter_needs(source), page))
     nb.nbformat, nb.nbformat_minor = 4, 5
     for k, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{k}"
@@ -599,6 +691,169 @@ def write_notebooks(
     return written
 
 
+# ---------------------------------------------------------------------- the zips
+# the assignments' student notebooks that the coursework pages link (tools.coursework)
+ASSIGNMENTS = Path("book") / "coursework" / "generated" / "notebooks"
+ASSIGNMENT_PAGES = "book/coursework/generated/assignments"
+ZIP_TIME = (2000, 1, 1, 0, 0, 0)  # the same zip from the same files, build after build
+
+README = """\
+# {title}
+
+This folder runs as it is, in Jupyter (JupyterLab, Notebook 7, VS Code, Colab: upload
+the whole folder) with Python 3.11 or newer:
+
+{notebooks}
+
+Open a notebook from this folder and run its first cell: it installs attnlib
+{version}, the library of the book, from the wheel beside it ({wheel}){also},
+unless a compatible attnlib is installed already. Its other dependencies (numpy,
+scipy, matplotlib, ...) come from the package index pip uses.{data}
+
+From {page}.
+"""
+
+
+def _zip(target: Path, folder: str, files: dict[str, bytes]) -> Path:
+    """``files`` (name in the folder -> content) in ``target`` under ``folder/``."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
+        for name in sorted(files):
+            info = zipfile.ZipInfo(f"{folder}/{name}", ZIP_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            z.writestr(info, files[name])
+    return target
+
+
+def install_data(install: str) -> list[tuple[str, str]]:
+    """The files an install cell fetches when they are not beside its notebook:
+    its ``DATA``, (path, SHA-256) pairs."""
+    import ast
+
+    m = re.search(r"^DATA = (\[.*?\])$", install, re.M | re.S)
+    if m is None:
+        raise ValueError("install: not an install cell (no DATA)")
+    return [tuple(d) for d in ast.literal_eval(m.group(1))]
+
+
+def _data_files(source: Path, install: str) -> dict[str, bytes]:
+    """The files a notebook reads, as its install cell (``install``) names them
+    (path beside the notebook, SHA-256), from the chapter's folder."""
+    out = {}
+    for rel, digest in install_data(install):
+        path = source.parent / rel
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: {source.name} reads it")
+        content = path.read_bytes()
+        if hashlib.sha256(content).hexdigest() != digest:
+            raise ValueError(f"{path} changed since the notebooks were written")
+        out[rel] = content
+    return out
+
+
+def _readme(
+    title: str, notebooks: dict[str, str], needs: ChapterNeeds, page: str
+) -> bytes:
+    also = "".join(f" and {req}" for _, req in needs.also)
+    data = ""
+    if needs.data:
+        folders = sorted({rel.split("/")[0] + "/" for rel, _ in needs.data})
+        data = (
+            f"\nThe files the chapter reads are in {', '.join(folders)} beside the"
+            " notebooks; keep them there."
+        )
+    return README.format(
+        title=title,
+        notebooks="\n".join(f"- `{n}`: {what}" for n, what in notebooks.items()),
+        version=__version__,
+        wheel=WHEEL.format(version=__version__),
+        also=also,
+        data=data,
+        page=page,
+    ).encode()
+
+
+def assignment_notebook(path: Path, config: Settings) -> tuple[Any, ChapterNeeds]:
+    """An assignment's student notebook (``tools.coursework pages``) with the
+    install cell first: attnlib from the wheel beside it, and otter-grader, which
+    its ``grader.check`` cells run, at the version ``requirements.txt`` pins. Its
+    links to the chapters (written from ``book/assignments/``) follow
+    :meth:`~bookext.plainmd.Index.link`."""
+    nb = nbformat.read(path, as_version=4)
+    index = config.index or book_index(ROOT, toc_pages(ROOT), config.book_url or "")
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":  # its links to the chapters (../circle.md)
+            cell.source = relink(cell.source, index, "book/assignments")
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    needs = chapter_needs(path, code)
+    page = f"{ASSIGNMENT_PAGES}/{path.stem}"
+    title = page_title(path.parents[1] / "assignments" / f"{path.stem}.md")
+    nb.cells.insert(0, _first_cell(config, needs, page, title))
+    nb.nbformat, nb.nbformat_minor = 4, 5
+    for k, cell in enumerate(nb.cells):
+        cell.setdefault("id", f"cell-{k}")
+    nb.cells[0]["id"] = "install-attnlib"
+    nbformat.validate(nb)
+    return nb, needs
+
+
+def write_bundles(
+    root: Path,
+    html: Path,
+    config: Settings | None = None,
+    assignments: Path | None = None,
+) -> list[Path]:
+    """One zip per chapter and per assignment, ``html/OUT/<name>.zip``, that runs
+    where it is unzipped: in a folder ``<name>/``, the chapter's reader and student
+    notebooks (written before into ``html/OUT``; an assignment's student notebook
+    with the install cell first, :func:`assignment_notebook`), attnlib's wheel of
+    ``html/_downloads`` (their first cell installs it), the files the chapter reads
+    (``models/...``: its code opens them relative to the notebook's folder) and a
+    README. ``assignments`` is the folder of the assignments' notebooks (default
+    ``root/book/coursework/generated/notebooks``; absent: none)."""
+    config = config or settings(root, html)
+    wheel_name = WHEEL.format(version=__version__)
+    wheel = html / DOWNLOADS / wheel_name
+    if not wheel.is_file():
+        raise FileNotFoundError(f"{wheel} is missing: write_downloads writes it first")
+    shipped = {wheel_name: wheel.read_bytes()}
+    out = html / OUT
+    written = []
+    for source in chapters(root):
+        page = f"{source.parent.name}/{source.stem}"
+        names = {
+            f"{source.stem}.ipynb": "the chapter with the outputs of the book's build",
+            f"{source.stem}-student.ipynb": "the chapter without the solutions",
+        }
+        files = dict(shipped)
+        for name in names:
+            if not (out / name).is_file():
+                raise FileNotFoundError(f"{out / name} is missing: write_notebooks")
+            files[name] = (out / name).read_bytes()
+        needs = chapter_needs(source)
+        install = nbformat.reads(files[f"{source.stem}.ipynb"].decode(), 4).cells[0]
+        files.update(_data_files(source, install.source))
+        title = page_title(source)
+        files["README.md"] = _readme(
+            title, names, needs, page_reference(config, page, title)
+        )
+        written.append(_zip(out / f"{source.stem}.zip", source.stem, files))
+    folder = assignments if assignments is not None else root / ASSIGNMENTS
+    for path in sorted(folder.glob("*.ipynb")) if folder.is_dir() else []:
+        nb, needs = assignment_notebook(path, config)
+        page = f"{ASSIGNMENT_PAGES}/{path.stem}"
+        files = {**shipped, path.name: nbformat.writes(nb).encode()}
+        files.update(_data_files(path, nb.cells[0].source))
+        title = page_title(path.parents[1] / "assignments" / f"{path.stem}.md")
+        names = {path.name: "the assignment, with a grader.check cell per question"}
+        files["README.md"] = _readme(
+            title, names, needs, page_reference(config, page, title)
+        )
+        written.append(_zip(out / f"{path.stem}.zip", path.stem, files))
+    return written
+
+
 def build_finished(app: Any, exception: Exception | None) -> None:
     """``build-finished`` (HTML): attnlib's wheel and sdist in ``_downloads`` and
     the notebooks beside the pages."""
@@ -622,6 +877,7 @@ def build_finished(app: Any, exception: Exception | None) -> None:
         theirs = html / "_sources" / "book" / path.name
         if theirs.exists():
             theirs.write_bytes(path.read_bytes())
+    write_bundles(root, html, config)
 
 
 def lite_address(root: Path = ROOT) -> str:
@@ -633,13 +889,19 @@ def lite_address(root: Path = ROOT) -> str:
 def add_links(
     app: Any, pagename: str, templatename: str, context: dict, doctree: Any
 ) -> None:
-    """``html-page-context``: a chapter page links its two notebooks at the top."""
+    """``html-page-context``: a chapter page links at the top its zip
+    (:func:`write_bundles`), which runs where it is unzipped, and its two notebooks;
+    an assignment's page links its zip."""
     if app.builder.format != "html" or not pagename.startswith("book/"):
+        return
+    if pagename.startswith(ASSIGNMENT_PAGES + "/") and "body" in context:
+        _assignment_link(app, pagename, context)
         return
     source = Path(app.srcdir) / f"{pagename}.md"
     if source not in chapters(Path(app.srcdir)) or "body" not in context:
         return
     name = source.stem
+    bundle = context["pathto"](f"{OUT}/{name}.zip", 1)
     reader = context["pathto"](f"{OUT}/{name}.ipynb", 1)
     student = context["pathto"](f"{OUT}/{name}-student.ipynb", 1)
     lite = ""
@@ -648,22 +910,46 @@ def add_links(
         if "://" not in lite_url:
             lite_url = context["pathto"](lite_url, 1)
         lite = f' · <a href="{lite_url}?path={name}.ipynb">run it in your browser</a>'
+    data = " and the files it reads" if chapter_needs(source).data else ""
     links = (
         '<p class="attnlib-notebooks">Run this chapter: '
+        f'<a href="{bundle}" download>{name}.zip</a> (its two notebooks, '
+        f"attnlib's wheel{data}: unzip it, open a notebook from that folder and run "
+        "its first cell, which installs attnlib) · "
         f'<a href="{reader}" download>notebook with outputs</a> · '
-        f'<a href="{student}" download>student notebook (no solutions)</a>{lite} '
-        "(each installs attnlib when it runs where it is missing).</p>"
+        f'<a href="{student}" download>student notebook (no solutions)</a>{lite}.</p>'
     )
+    _insert_after_title(context, links)
+
+
+def _insert_after_title(context: dict, html_text: str) -> None:
     body = context["body"]
     at = body.find("</h1>")
     at = at + len("</h1>") if at >= 0 else 0
-    context["body"] = body[:at] + links + body[at:]
+    context["body"] = body[:at] + html_text + body[at:]
+
+
+def _assignment_link(app: Any, pagename: str, context: dict) -> None:
+    """An assignment's page links its zip (:func:`write_bundles`)."""
+    slug = pagename.rsplit("/", 1)[-1]
+    if not (Path(app.srcdir) / ASSIGNMENTS / f"{slug}.ipynb").is_file():
+        return
+    bundle = context["pathto"](f"{OUT}/{slug}.zip", 1)
+    otter = pinned(OTHERS["otter"]).replace("==", " ")
+    _insert_after_title(
+        context,
+        '<p class="attnlib-notebooks">Run this assignment: '
+        f'<a href="{bundle}" download>{slug}.zip</a> (the notebook and attnlib\'s '
+        "wheel: unzip it, open the notebook from that folder and run its first cell, "
+        f"which installs attnlib and {otter}).</p>",
+    )
 
 
 def main(argv: list[str]) -> int:
     build = Path(argv[0]) if argv else ROOT / "_build"
     written = write_downloads(ROOT, build / "html")
     written += write_notebooks(ROOT, build, build / "html")
+    written += write_bundles(ROOT, build / "html")
     print(json.dumps([str(p) for p in written], indent=1))
     return 0
 

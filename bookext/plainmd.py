@@ -7,10 +7,15 @@ figures), targets ``(label)=`` and the book's TeX macros (``\\R``, ``\\S``). A p
 Jupyter or Colab front end shows all of them as raw text. :func:`convert` rewrites
 them as CommonMark with inline HTML anchors and TeX that MathJax and KaTeX read:
 
-* a reference becomes a link to the book's page that holds its target, with the text
-  the HTML book shows for it (``Theorem 2.1``, ``(3.4)``) when :class:`Index` was
-  read from a built book, and the target's title otherwise;
-* a citation becomes ``(Author et al., 2024)`` linked to the book's references;
+* a reference shows the text the HTML book shows for it (``Theorem 2.1``,
+  ``(3.4)``) when :class:`Index` was read from a built book, and the target's title
+  otherwise; a citation shows ``(Author et al., 2024)``. Where they lead follows
+  :meth:`Index.link`: with the book's address (``html.baseurl``) a link to its
+  page; without one, a notebook may be read anywhere (downloaded alone or in a
+  chapter's zip, away from the site), so a target in the same notebook is an
+  anchor link in it, a target on another page is named in plain text (the page's
+  title), and a citation links to the notebook's own list of references
+  (:func:`references_markdown`), never a relative path that would lead nowhere;
 * a theorem-like block becomes a paragraph that starts with its bold name and
   number, a proof folds (``<details open>``, open at first) and ends with ∎, a
   numbered equation carries ``\\tag{...}``;
@@ -92,10 +97,88 @@ class Index:
     titles: dict[str, str] = field(default_factory=dict)  # docname -> title
     macros: dict[str, str] = field(default_factory=dict)  # "\\R" -> "\\mathbb{R}"
     unresolved: list[str] = field(default_factory=list)
+    # key -> the entry as Markdown, and the keys cited since :meth:`start` (in order)
+    references: dict[str, str] = field(default_factory=dict)
+    cited: list[str] = field(default_factory=list)
 
     def url(self, page: str, anchor: str = "") -> str:
-        base = self.base_url.rstrip("/") + "/" if self.base_url else "../"
+        """The address of a page of the book (``base_url`` must be set)."""
+        if not self.base_url:
+            raise ValueError("base_url: a page of the book has no address without it")
+        base = self.base_url.rstrip("/") + "/"
         return f"{base}{page}.html" + (f"#{anchor}" if anchor else "")
+
+    def start(self) -> None:
+        """A new notebook: no citation yet."""
+        self.cited.clear()
+
+    def link(self, text: str, page: str, anchor: str = "", here: str = "") -> str:
+        """``text`` leading to ``page#anchor`` from a notebook of the page ``here``.
+
+        With ``base_url``: a link to the book's page. Without it, nothing outside
+        the notebook has an address that is sure to exist where it is read: a target
+        of the same page is an anchor link inside the notebook (its ``<a id>``), a
+        page itself is its title, and a target on another page is named in plain
+        text with that page's title, e.g. ``Theorem 2.1 (in “Clustering”)``."""
+        if self.base_url:
+            return f"[{text}]({self.url(page, anchor)})"
+        if page == here:
+            return f"[{text}](#{anchor})" if anchor else text
+        title = self.titles.get(page, page)
+        if text.strip() in (title, f"“{title}”"):
+            return f"“{title}”"
+        return f"{text} (in “{title}”)"
+
+    def cite_link(self, label: str, key: str) -> str:
+        """A citation: to the book's references with ``base_url``, else to the entry
+        in the list at the end of the notebook (:func:`references_markdown`)."""
+        if self.base_url:
+            return f"[{label}]({self.url('book/references')})"
+        if key not in self.references:
+            return label
+        if key not in self.cited:
+            self.cited.append(key)
+        return f"[{label}](#{ref_anchor(key)})"
+
+
+def ref_anchor(key: str) -> str:
+    """The anchor of a reference in a notebook's list of references."""
+    return "ref-" + re.sub(r"[^\w-]", "-", key)
+
+
+def references_markdown(index: Index) -> str | None:
+    """The works cited in a notebook since :meth:`Index.start`, each with its anchor,
+    as the last cell of a notebook read without the book's site (None: no citation
+    or the citations link to the book's references page)."""
+    if index.base_url or not index.cited:
+        return None
+    entries = []
+    for key in index.cited:
+        authors, year = index.citations.get(key, (key, ""))
+        label = f"{authors}, {year}" if year else authors
+        entries.append(
+            f"{_anchor(ref_anchor(key))}**{label}.** {index.references[key]}"
+        )
+    return "## References\n\n" + "\n\n".join(entries)
+
+
+SOURCE_LINK = re.compile(r"\[([^\]]*)\]\(([^)\s#]+?\.(?:md|ipynb))(#[^)\s]*)?\)")
+
+
+def relink(text: str, index: Index, folder: str) -> str:
+    """Markdown links of a file in the book's ``folder`` (e.g. ``book/assignments``)
+    to the book's sources (``[The circle](../circle.md)``) as :meth:`Index.link`
+    gives them: to the built page, or its title in plain text."""
+    import posixpath
+
+    def fix(m: re.Match) -> str:
+        target = m.group(2)
+        if re.match(r"[a-z][a-z0-9+.-]*:|/", target, re.I):
+            return m.group(0)
+        doc = posixpath.normpath(posixpath.join(folder, target)).rsplit(".", 1)[0]
+        return index.link(m.group(1), doc, (m.group(3) or "#")[1:])
+
+    return SOURCE_LINK.sub(fix, text)
 
 
 def expand_macros(text: str, macros: dict[str, str]) -> str:
@@ -123,7 +206,7 @@ def _cite(keys: str, index: Index, textual: bool) -> str:
         label = f"{authors} ({year})" if textual else f"{authors}, {year}"
         if not year:
             label = authors
-        parts.append(f"[{label}]({index.url('book/references')})")
+        parts.append(index.cite_link(label, key))
     return "; ".join(parts) if textual else "(" + "; ".join(parts) + ")"
 
 
@@ -135,7 +218,7 @@ def _ref(kind: str, content: str, index: Index, page: str) -> str:
         title = index.titles.get(doc)
         if title is None:
             index.unresolved.append(f"doc:{label}")
-        return f"[{text or title or label}]({index.url(doc)})"
+        return index.link(text or title or label, doc, "", page)
     target = index.targets.get(label)
     if target is None:
         index.unresolved.append(f"{kind}:{label}")
@@ -143,7 +226,7 @@ def _ref(kind: str, content: str, index: Index, page: str) -> str:
     shown = text or unlinked(convert_roles(target.text, index, target.page))
     if kind == "eq":
         shown = f"({target.number})" if target.number else text or "the equation"
-    return f"[{shown}]({index.url(target.page, target.anchor)})"
+    return index.link(shown, target.page, target.anchor, page)
 
 
 def unlinked(text: str) -> str:
@@ -257,6 +340,12 @@ def _directive(
     if name in ("figure", "image"):
         alt = options.get("alt", "")
         src = arg.strip()
+        if not re.match(r"[a-z]+://", src) and not index.base_url:
+            # no address for the image: say where the book shows it
+            img = f"*Figure: {alt or src} (in “{index.titles.get(page, page)}”).*"
+            return (
+                f"{_anchor(label)}{img}\n\n{inner}" if inner else _anchor(label) + img
+            )
         if not re.match(r"[a-z]+://", src):
             src = index.url(f"{page.rsplit('/', 1)[0]}/{src}").removesuffix(".html")
         img = f"![{alt}]({src})"
@@ -365,6 +454,22 @@ def page_title(path: Path) -> str:
     return path.stem
 
 
+def _entries(bib: Path) -> dict[str, str]:
+    """``key -> the entry as Markdown`` (pybtex's plain style, the book's labels)."""
+    from pybtex.database import parse_file
+    from pybtex.plugin import find_plugin
+
+    from .bibstyle import AuthorYearStyle, register
+
+    register()
+    backend = find_plugin("pybtex.backends", "markdown")()
+    entries = parse_file(str(bib)).entries.values()
+    return {
+        e.key: " ".join(e.text.render(backend).split())
+        for e in AuthorYearStyle().format_entries(entries)
+    }
+
+
 def _citations(bib: Path) -> dict[str, tuple[str, str]]:
     """``key -> ("Geshkovski et al.", "2023")`` from the book's BibTeX file."""
     from pybtex.database import parse_file
@@ -449,6 +554,7 @@ def book_index(
     bib = root / "book" / "references.bib"
     if bib.exists():
         index.citations = _citations(bib)
+        index.references = _entries(bib)
     for page in pages:
         path = root / f"{page}.md"
         if not path.exists():

@@ -31,6 +31,8 @@ from bookext.notebooks import (
     student_notebook,
 )
 
+from .notebook_links import link_problems
+
 CHAPTERS = chapters(ROOT)
 BUILT = ROOT / "_build" / "html" / "notebooks"
 CONFIG = settings(ROOT)
@@ -99,38 +101,73 @@ def test_notebook_markdown_is_plain_commonmark(name):
     assert CONFIG.index.unresolved == [], CONFIG.index.unresolved
 
 
-def test_references_become_links_to_the_books_pages():
+def test_references_without_the_books_address_stay_inside_the_notebook():
+    """With html.baseurl unset (this _config.yml) a notebook may be read anywhere:
+    a target of its own page is an anchor link in it, one of another page is named
+    in plain text with that page's title, a citation links to the notebook's own
+    list of references; no link leads to a path of the site (../book/...)."""
+    assert not CONFIG.book_url, "the test of the rule without an address"
     nb = NOTEBOOKS["modelling-reader"]
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
-    assert "](../book/modelling.html#equation-mod-sa)" in text  # {eq}
-    assert "](../book/modelling.html#mod-thm-exist)" in text  # {prf:ref}
-    assert re.search(r"\[[A-Z][^\]]+, \d{4}\]\(\.\./book/references\.html\)", text)
+    assert "](#equation-mod-sa)" in text  # {eq} of the same page
+    assert "](#mod-thm-exist)" in text  # {prf:ref} of the same page
     assert '<a id="mod-thm-exist"></a>**Theorem' in text
+    assert "../book/" not in text and ".html" not in text
+    assert re.search(r"\[[A-Z][^\]]+, \d{4}\]\(#ref-[\w-]+\)", text)
+    assert nb.cells[-1].source.startswith("## References")
+    assert nb.cells[-1].metadata["tags"] == ["references"]
     assert "{\\mathbb{R}}" in text and "\\R" not in text.replace("\\Rightarrow", "")
-    # with the book's address, links are absolute
+    # another page: its title, in plain text
+    index = plainmd.book_index(ROOT, ["book/modelling", "book/clustering"])
+    out = plainmd.convert("see {eq}`mod-sa`", index, "book/clustering")
+    title = index.titles["book/modelling"]
+    assert out == f"see the equation (in “{title}”)", out
+    out = plainmd.convert("{doc}`modelling`", index, "book/clustering")
+    assert out == f"“{title}”"
+    # with the book's address, links are absolute, citations to its references
     index = plainmd.book_index(ROOT, ["book/modelling"], "https://example.org/b/")
     out = plainmd.convert("see {eq}`mod-sa`", index, "book/modelling")
     assert "(https://example.org/b/book/modelling.html#equation-mod-sa)" in out
+    out = plainmd.convert("{cite}`GLPR2023`", index, "book/modelling")
+    assert out.endswith("](https://example.org/b/book/references.html))"), out
+    assert plainmd.references_markdown(index) is None
 
 
-def test_numbers_come_from_the_built_pages(tmp_path):
-    page = tmp_path / "book" / "modelling.html"
-    page.parent.mkdir()
-    page.write_text(
-        '<div class="proof theorem admonition" id="mod-thm-exist">\n'
-        '<p class="admonition-title"><span class="caption-number">Theorem 1.1 </span>'
-        '<span class="eqno">(1.3)<a class="headerlink" href="#equation-mod-sa" x>'
-    )
-    index = plainmd.book_index(ROOT, ["book/modelling"], "", tmp_path)
+def test_the_notebooks_list_the_works_they_cite():
+    index = plainmd.book_index(ROOT, ["book/modelling"])
+    index.start()
     out = plainmd.convert(
-        "{prf:ref}`mod-thm-exist` and {eq}`mod-sa`\n\n"
-        "```{math}\n:label: mod-sa\nx\n```",
-        index,
-        "book/modelling",
+        "{cite}`GLPR2023` and {cite:t}`GLPR2023`; {cite}`nobody`", index, "book/x"
     )
-    assert "[Theorem 1.1](../book/modelling.html#mod-thm-exist)" in out
-    assert "[(1.3)](../book/modelling.html#equation-mod-sa)" in out
-    assert "x \\tag{1.3}" in out
+    assert index.cited == ["GLPR2023"]  # once, and an unknown key is not listed
+    assert out.count("](#ref-GLPR2023)") == 2 and "nobody" in out
+    refs = plainmd.references_markdown(index)
+    assert refs.startswith("## References\n\n")
+    assert '<a id="ref-GLPR2023"></a>**Geshkovski et al., ' in refs
+    assert "A mathematical perspective on Transformers" in refs
+    index.start()
+    assert plainmd.references_markdown(index) is None
+
+
+def test_the_link_checker_sees_links_that_lead_nowhere():
+    nb = nbformat.v4.new_notebook()
+    for bad in (
+        "[x](../book/a.html#b)",
+        "[x](#missing)",
+        "[x](figures/a.png)",
+        '<img src="../_images/a.png">',
+    ):
+        nb.cells = [nbformat.v4.new_markdown_cell(bad)]
+        assert link_problems(nb), bad
+    nb.cells = [
+        nbformat.v4.new_markdown_cell('<a id="a"></a>[x](#a) [y](https://e.org/z)')
+    ]
+    assert link_problems(nb) == []
+
+
+@pytest.mark.parametrize("name", sorted(NOTEBOOKS))
+def test_notebook_links_lead_somewhere_from_a_downloaded_copy(name):
+    assert link_problems(NOTEBOOKS[name]) == []
 
 
 @pytest.mark.parametrize("source", CHAPTERS, ids=lambda p: p.stem)
@@ -164,6 +201,7 @@ def test_built_notebooks_are_plain_and_numbered(source):
     for name in (f"{source.stem}.ipynb", f"{source.stem}-student.ipynb"):
         nb = nbformat.read(BUILT / name, as_version=4)
         assert problems(nb) == [], name
+        assert link_problems(nb) == [], name
         # the wheel the first cell names is the one the site ships
         wheel = re.search(r'^WHEEL = "(.+)"$', nb.cells[0].source, re.M).group(1)
         assert (BUILT.parent / "_downloads" / wheel).is_file(), wheel
@@ -210,15 +248,27 @@ def test_install_cell_sources_in_order(tmp_path, monkeypatch):
 
 
 def test_install_cell_never_installs_the_name_from_an_index():
-    for src in (install_source("https://e.org/b", "https://e.org/r"), install_source()):
-        assert src.count('"pip", "install"') == 1
-        calls = re.findall(r"\+ \[(.+)\],\n", src)
-        assert calls == ['f"attnlib[{EXTRAS}] @ {url}"'], calls  # a direct reference
+    from bookext.notebooks import ChapterNeeds
+
+    otter = ChapterNeeds(also=(("otter", "otter-grader==7.0.0"),))
+    for src in (
+        install_source("https://e.org/b", "https://e.org/r"),
+        install_source(),
+        install_source(None, None, otter, "a1.zip", "the page"),
+    ):
+        assert src.count('"pip", "install"') == 1  # in _pip, called twice:
+        calls = re.findall(r"_pip\((.+)\)\n", src)
+        # attnlib by a direct reference to a wheel, the others by ALSO's pins
+        assert calls == ['[f"attnlib[{EXTRAS}] @ {url}"]', "wanted"], calls
+        also = _functions(src)["ALSO"]
+        assert all(re.fullmatch(r"[\w-]+==[\w.]+", r) for r in also.values())
+        assert not any(r.lower().startswith("attnlib") for r in also.values())
         assert 'EXTRAS = "all"' in src
         assert 'piplite.install("attnlib' not in src
-        assert "==" not in src.split("def _release")[0]  # no pinned index version
+        assert "attnlib==" not in src
         assert "pip install '{WHEEL}[{EXTRAS}]'" in src  # the error says what to do
     assert 'sys.platform == "emscripten"' in src and "piplite" in src
+    assert _functions(src)["ALSO"] == {"otter": "otter-grader==7.0.0"}
 
 
 RUN_CELL = """
@@ -251,16 +301,31 @@ def _run_cell(folder: Path, cell: str, runner: str):
 def test_install_cell_error_says_what_to_do(tmp_path):
     """With nowhere to install from, the cell (run by IPython, as a kernel runs it)
     fails with instructions."""
-    r = _run_cell(tmp_path, install_source(None, None), RUN_CELL)
+    page = "the book's page “Clustering” (book/clustering.html in the book's site)"
+    cell = install_source(None, None, None, "clustering.zip", page)
+    r = _run_cell(tmp_path, cell, RUN_CELL)
     out = r.stdout.split("ERROR", 1)[-1]
     assert out.startswith(" RuntimeError attnlib"), r.stdout[-2000:] + r.stderr
-    assert "could not be installed" in out and "Download attnlib-" in out
+    assert "could not be installed" in out
+    # the file to download, and from which page
+    assert f"Download clustering.zip from {page}" in out, out
     assert "pip install 'attnlib-" in out
 
 
 def test_notebooks_carry_the_books_address_from_the_config(tmp_path):
-    src = install_source(CONFIG.book_url, CONFIG.repository)
+    from bookext.notebooks import page_reference
+
+    page = page_reference(CONFIG, "book/modelling")
+    src = install_source(
+        CONFIG.book_url, CONFIG.repository, None, "modelling.zip", page
+    )
     assert f"BOOK_URL = {CONFIG.book_url or ''!r}" in src
+    assert "BUNDLE = 'modelling.zip'" in src
+    if not CONFIG.book_url:
+        assert (
+            page.startswith("the book's page “Modelling")
+            and "book/modelling.html" in page
+        )
     nb = NOTEBOOKS["modelling-student"]
     assert nb.cells[0].source == src
     assert nb.cells[0].metadata["tags"] == ["install-attnlib"]
