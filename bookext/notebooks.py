@@ -113,7 +113,15 @@ def _installed():
 
 
 def _missing(modules=NEEDS):
-    return [m for m in modules if importlib.util.find_spec(m) is None]
+    def found(module):
+        if module in sys.modules:  # imported already (or a stand-in of a grader)
+            return True
+        try:
+            return importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            return False
+
+    return [m for m in modules if not found(m)]
 
 
 def _download_hint():
@@ -258,6 +266,57 @@ def install_source(
         repo_note=repo_note,
         bundle=bundle or "the zip of this notebook",
         page=page or "the book's page of this notebook",
+    )
+
+
+def is_install_cell(source: str) -> bool:
+    """Whether ``source`` is, character for character, an install cell that
+    :func:`install_source` writes for this version, with settings the book gives
+    it (its extras, the pins of :data:`OTHERS`, files in :data:`DATA_DIRS`, http(s)
+    addresses), e.g. for a grader that reads a submitted notebook and should not
+    report the book's own cell."""
+    import ast
+
+    values = {}
+    for name in ("BOOK_URL", "REPOSITORY", "EXTRAS", "NEEDS", "ALSO", "DATA"):
+        m = re.search(rf"^{name} = (.+?)(?:  #.*)?$", source, re.M)
+        if name == "DATA":
+            m = re.search(r"^DATA = (\[.*?\])$", source, re.M | re.S)
+        if m is None:
+            return False
+        values[name] = m.group(1)
+    for name in ("BUNDLE", "PAGE"):
+        m = re.search(rf"^{name} = (.+)$", source, re.M)
+        if m is None:
+            return False
+        values[name] = m.group(1)
+    try:
+        v = {k: ast.literal_eval(x) for k, x in values.items()}
+        extras = v["EXTRAS"].split(",")
+        needs = ChapterNeeds(
+            tuple(extras[1:]),
+            tuple(v["NEEDS"]),
+            tuple(tuple(d) for d in v["DATA"]),
+            tuple(v["ALSO"].items()),
+        )
+        made = install_source(
+            v["BOOK_URL"], v["REPOSITORY"], needs, v["BUNDLE"], v["PAGE"]
+        )
+    except (ValueError, TypeError, SyntaxError, AttributeError):
+        return False
+    # only what the book writes: its extras, its pins, its folders of data
+    modules = [m for e in needs.extras if e in EXTRAS for m in EXTRAS[e][0]]
+    return (
+        made == source
+        and extras[0] == "all"
+        and all(e in EXTRAS for e in needs.extras)
+        and list(needs.modules) == modules
+        and all(m in OTHERS and r == pinned(OTHERS[m]) for m, r in needs.also)
+        and all(
+            rel.split("/")[0] in DATA_DIRS and ".." not in rel.split("/")
+            for rel, _ in needs.data
+        )
+        and all(re.match(r"(https?://|$)", u) for u in (v["BOOK_URL"], v["REPOSITORY"]))
     )
 
 

@@ -300,6 +300,67 @@ def test_install_data_reads_an_install_cells_files():
         install_data("print(1)")
 
 
+def test_an_install_cell_is_recognised_only_as_written(tmp_path):
+    """A grader may leave the book's install cell of a submission alone: it is
+    recognised exactly, and not once changed."""
+    from bookext.notebooks import is_install_cell
+
+    html = small_book(tmp_path)
+    write_bundles(tmp_path, html)
+    members = _members(html / OUT / "a1_x.zip")
+    assignment = nbformat.reads(members["a1_x/a1_x.ipynb"].decode(), as_version=4)
+    chapter = nbformat.read(html / OUT / "first.ipynb", as_version=4)
+    for nb in (assignment, chapter):
+        cell = nb.cells[0].source
+        assert is_install_cell(cell)
+        for old, new in (
+            ("\nif fetched:", "\nimport socket\nif fetched:"),
+            ('"--quiet"]', '"--quiet", "--user"]'),
+            ("ALSO = {", "ALSO = {'x': 'x==1', "),
+            ("# Run this cell first.", "# Run this cell first!"),
+            ("DATA = [", "DATA = [('../x', '00'),"),
+            ("REPOSITORY = ''", "REPOSITORY = 'file:///x'"),
+        ):
+            changed = cell.replace(old, new)
+            assert changed != cell and not is_install_cell(changed), new
+    assert not is_install_cell(assignment.cells[1].source)
+    assert not is_install_cell("")
+
+
+GRADER = """
+import sys, types, subprocess
+sys.modules["otter"] = types.ModuleType("otter")  # a grader's stand-in: no __spec__
+def no_pip(*a, **k):
+    raise AssertionError("pip ran")
+subprocess.run = no_pip
+from IPython.core.interactiveshell import InteractiveShell
+result = InteractiveShell.instance().run_cell(open(sys.argv[1]).read())
+print("ERROR", repr(result.error_in_exec))
+"""
+
+
+def test_an_installed_attnlib_and_a_graders_otter_install_nothing(tmp_path):
+    """Where attnlib (this checkout's) imports and otter is a module already
+    imported (a grader's stand-in, which importlib cannot find a spec of), the
+    assignment's install cell runs no pip and raises nothing."""
+    import sys
+
+    from bookext.notebooks import ChapterNeeds, install_source
+
+    needs = ChapterNeeds(also=(("otter", pinned("otter-grader")),))
+    (tmp_path / "cell.py").write_text(install_source(None, None, needs, "a.zip", "p"))
+    (tmp_path / "run.py").write_text(GRADER)
+    r = subprocess.run(
+        [sys.executable, "run.py", "cell.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert "ERROR None" in r.stdout, r.stdout[-2000:] + r.stderr[-2000:]
+    assert f"attnlib {__version__} is installed: nothing to install" in r.stdout
+
+
 # a sentence that tells a reader to install the name attnlib from a package index,
 # where it is not (the book ships a wheel); the wheel's file name is fine
 INDEX_INSTALL = re.compile(
