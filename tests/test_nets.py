@@ -266,6 +266,130 @@ def test_save_load_round_trip(tmp_path):
         save(tmp_path / "bad.npz", p, cfg, {"x": object()})
 
 
+@pytest.mark.parametrize("saved", ["m", "m.npz"])
+@pytest.mark.parametrize("loaded", ["m", "m.npz"])
+def test_save_and_load_name_the_file_alike(tmp_path, saved, loaded):
+    """With or without ``.npz``, the path given to save reaches the file load reads."""
+    cfg = NetConfig(vocab_size=5, d_model=2, n_heads=1, ffn=False)
+    p = init_params(cfg, 3)
+    save(tmp_path / saved, p, cfg, {"k": 1})
+    assert [f.name for f in tmp_path.iterdir()] == ["m.npz"]
+    q, cfg2, meta = load(str(tmp_path / loaded))
+    assert cfg2 == cfg and meta == {"k": 1}
+    assert all(np.array_equal(q[k], p[k]) for k in p)
+
+
+def test_save_rejects_non_finite_params(tmp_path):
+    cfg = NetConfig(vocab_size=5, d_model=2, n_heads=1, ffn=False)
+    p = init_params(cfg, 3)
+    p["V"][0, 0, 1, 1] = np.inf
+    with pytest.raises(ValueError, match=r"params\['V'\] must contain only finite"):
+        save(tmp_path / "m", p, cfg)
+    assert not list(tmp_path.iterdir())
+
+
+# ------------------------------------------------------------------ limits
+
+_SMALL = NetConfig(vocab_size=6, d_model=4, n_heads=1, n_layers=2, ffn=False)
+
+
+@pytest.mark.parametrize("name", ["Q", "embed", "W_out"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_params_are_refused_by_name(name, bad):
+    p = init_params(_SMALL, 0)
+    p[name].flat[0] = bad
+    tok = np.array([0, 1, 2])
+    msg = rf"params\['{name}'\] must contain only finite values"
+    with pytest.raises(ValueError, match=msg):
+        forward(p, tok, _SMALL)
+    with pytest.raises(ValueError, match=msg):
+        loss(p, tok[None], tok[None], np.ones((1, 3)), _SMALL)
+    with pytest.raises(ValueError, match=msg):
+        layer_map(p, np.eye(4)[:3], _SMALL)
+
+
+@pytest.mark.parametrize("bad", [np.nan, -1.0, np.inf])
+def test_loss_refuses_nan_infinite_and_negative_weights(bad):
+    p = init_params(_SMALL, 0)
+    tok = np.array([[0, 1, 2]])
+    w = np.ones((1, 3))
+    w[0, 1] = bad
+    with pytest.raises(ValueError, match="weights must"):
+        loss(p, tok, tok, w, _SMALL)
+    w[0, 1] = 0.0  # zero weights are allowed: the position is not predicted
+    assert np.isfinite(float(loss(p, tok, tok, w, _SMALL)))
+
+
+def test_loss_still_differentiates_through_the_parameter_checks():
+    p = {k: jax.numpy.asarray(v) for k, v in init_params(_SMALL, 0).items()}
+    tok = np.array([[0, 1, 2]])
+    grads = jax.grad(loss)(p, tok, tok, np.ones((1, 3)), _SMALL)
+    assert grads.keys() == p.keys()
+    assert all(np.all(np.isfinite(np.asarray(g))) for g in grads.values())
+
+
+def test_forward_depth_is_bounded_by_the_memory_it_would_need():
+    """The record keeps states and normed states, 2 (L + 1) B n d entries, and the
+    weights, L B H n^2 entries, at 8 bytes each: a depth whose record exceeds the
+    1 GiB budget is refused before anything is allocated."""
+    from attnlib.nets._budget import MAX_BYTES
+
+    p = init_params(_SMALL, 0)
+    tok = np.array([[0, 1, 2], [3, 4, 5]])
+    per_layer = 8 * (2 * 2 * 3 * 4 + 2 * 1 * 3 * 3)  # states, normed, attention
+    too_deep = MAX_BYTES // per_layer + 1
+    with pytest.raises(ValueError, match=r"n_layers=\d+ .* GiB, more than the 1 GiB"):
+        forward(p, tok, _SMALL, n_layers=too_deep)
+    with pytest.raises(ValueError, match="n_layers"):
+        forward(p, tok, _SMALL, n_layers=10**15)
+    deep = NetConfig(**{**_cfg_kw(), "n_layers": 10**12})  # shared: same weights
+    with pytest.raises(ValueError, match="n_layers=1000000000000"):
+        forward(p, tok, deep)  # the default depth is the config's
+    assert forward(p, tok, _SMALL, n_layers=400).states.shape == (401, 2, 3, 4)
+
+
+def _cfg_kw():
+    return dict(vocab_size=6, d_model=4, n_heads=1, n_layers=2, ffn=False)
+
+
+@pytest.mark.parametrize(
+    "field", ["vocab_size", "d_model", "d_ff", "max_len", "n_layers"]
+)
+def test_init_params_refuses_configs_beyond_the_memory_budget(field):
+    kw = {**_cfg_kw(), "ffn": True, "shared": False, field: 10**9}
+    if field == "d_model":
+        kw["n_heads"] = 1
+    with pytest.raises(ValueError, match=rf"{field}=1000000000.* more than the 1 GiB"):
+        init_params(NetConfig(**kw), 0)
+
+
+def test_batches_and_training_refuse_sizes_beyond_the_memory_budget():
+    stream = np.arange(50) % 6
+    for make in (
+        lambda: next(batches(stream, 10**9, 4, rng=0)),
+        lambda: CopyTask(4).sample(np.random.default_rng(0), 10**9, 5),
+        lambda: CorpusTask(stream, "masked").sample(np.random.default_rng(0), 10**9, 4),
+        lambda: train(
+            _SMALL,
+            stream,
+            steps=1,
+            batch_size=10**9,
+            length=2,
+            lr=0.1,
+            seed=0,
+            progress=False,
+        ),
+    ):
+        with pytest.raises(ValueError, match="batch_size=1000000000.* 1 GiB"):
+            make()
+    big = np.zeros((2**19, 3), np.int64)  # 12 MB, but 2^19 x 3 x 800 bytes inside
+    with pytest.raises(ValueError, match=r"loss on inputs of shape \(524288, 3\)"):
+        loss(init_params(_SMALL, 0), big, big, np.ones(big.shape), _SMALL)
+    states = np.stack([np.eye(3)] * 2)
+    with pytest.raises(ValueError, match="bins=1000000000000"):
+        analysis.inner_product_histograms(states, bins=10**12)
+
+
 # ------------------------------------------------------------------ data
 
 

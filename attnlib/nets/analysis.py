@@ -17,6 +17,7 @@ import numpy as np
 from attnlib._validation import as_finite, check_int, check_real
 from attnlib.metrics import InnerProductHistogram
 from attnlib.metrics import cluster_count as _cluster_count
+from attnlib.nets._budget import check_bytes
 
 __all__ = [
     "unit_rows",
@@ -131,7 +132,13 @@ def inner_product_histograms(states: Any, bins: int = 40) -> LayerHistograms:
         )
     if S.shape[-2] < 2:
         raise ValueError(f"states must hold n >= 2 tokens, got n = {S.shape[-2]}")
-    hist = InnerProductHistogram(check_int(bins, "bins", low=1))
+    bins = check_int(bins, "bins", low=1)
+    check_bytes(
+        8 * bins * (3 * S.shape[0] + S.shape[1] + 2),
+        f"inner_product_histograms with bins={bins}",
+        "lower bins",
+    )
+    hist = InnerProductHistogram(bins)
     G = _gram(S)
     counts = np.stack([hist(g).sum(axis=0) for g in G])
     width = 2.0 / hist.bins

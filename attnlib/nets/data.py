@@ -32,6 +32,7 @@ from attnlib._validation import (
     check_real,
     check_rng,
 )
+from attnlib.nets._budget import check_bytes
 
 __all__ = [
     "STDLIB_MODULES",
@@ -299,6 +300,19 @@ def _check_stream(tokens: Any) -> np.ndarray:
     return arr
 
 
+def _check_batch(batch_size: Any, length: Any, *, low: int = 1) -> tuple[int, int]:
+    """``batch_size`` and ``length`` as ints, a batch of them within the budget
+    (int64 indices, inputs, targets and float32 weights: 24 bytes a position)."""
+    batch_size = check_int(batch_size, "batch_size", low=1)
+    length = check_int(length, "length", low=low)
+    check_bytes(
+        24 * batch_size * (length + 1),
+        f"a batch of batch_size={batch_size} sequences of length={length}",
+        "lower batch_size or length",
+    )
+    return batch_size, length
+
+
 def _windows(stream, batch_size, length, rng):
     if stream.size < length:
         raise ValueError(f"tokens holds {stream.size} ids, fewer than length={length}")
@@ -334,8 +348,7 @@ def batches(
     ((2, 3), True)
     """
     stream = _check_stream(tokens).astype(np.int32)
-    batch_size = check_int(batch_size, "batch_size", low=1)
-    length = check_int(length, "length", low=1)
+    batch_size, length = _check_batch(batch_size, length)
     rng = check_rng(rng)
     if n_batches is not None:
         n_batches = check_int(n_batches, "n_batches")
@@ -381,6 +394,8 @@ class CorpusTask:
 
     def sample(self, rng: np.random.Generator, batch_size: int, length: int) -> Batch:
         """One batch of ``batch_size`` sequences of ``length`` tokens."""
+        batch_size, length = _check_batch(batch_size, length)
+        rng = check_rng(rng)
         if self.objective == "next":
             w = _windows(self.tokens, batch_size, length + 1, rng)
             return Batch(w[:, :-1], w[:, 1:], np.ones((batch_size, length), np.float32))
@@ -409,7 +424,8 @@ class CopyTask:
 
     def sample(self, rng: np.random.Generator, batch_size: int, length: int) -> Batch:
         """One batch; ``length`` must be odd (``2k + 1``, ``k >= 1``)."""
-        length = check_int(length, "length", low=3)
+        batch_size, length = _check_batch(batch_size, length, low=3)
+        rng = check_rng(rng)
         if length % 2 == 0:
             raise ValueError(f"length must be odd (2k + 1) for CopyTask, got {length}")
         k = (length - 1) // 2

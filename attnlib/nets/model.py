@@ -25,6 +25,7 @@ logits read :math:`\mathrm{LN}` of the last state (the state itself for post-LN 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -34,7 +35,8 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
-from attnlib._validation import as_numeric, check_int
+from attnlib._validation import as_finite, as_numeric, check_int
+from attnlib.nets._budget import check_bytes
 from attnlib.nets.config import NetConfig
 
 __all__ = [
@@ -127,6 +129,14 @@ def init_params(config: NetConfig, seed: int) -> dict[str, np.ndarray]:
     """
     shapes = param_shapes(config)
     seed = check_int(seed, "seed")
+    # float32 results drawn in float64: 12 bytes per entry at the peak
+    check_bytes(
+        12 * sum(math.prod(shape) for shape in shapes.values()),
+        f"init_params for a config with vocab_size={config.vocab_size}, "
+        f"d_model={config.d_model}, n_layers={config.n_layers} "
+        f"(shared={config.shared}), d_ff={config.d_ff}, max_len={config.max_len}",
+        "choose a smaller config",
+    )
     rng = np.random.default_rng(seed)
     d, H, f = config.d_model, config.n_heads, config.d_ff
     scale = {
@@ -299,7 +309,22 @@ def _check_params(params: Any, config: NetConfig) -> dict:
             raise ValueError(
                 f"params[{name!r}] must have shape {shape} for this config, got {got}"
             )
+        value = params[name]
+        if isinstance(value, jax.core.Tracer):  # inside jax.grad or jit: no values
+            continue
+        arr = as_numeric(value, f"params[{name!r}]")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(
+                f"params[{name!r}] must contain only finite values (found NaN or inf)"
+            )
     return {k: jnp.asarray(params[k]) for k in shapes}
+
+
+def _layer_bytes(config: NetConfig, batch: int, n: int) -> int:
+    """Bytes (float64, to be safe) of the temporaries of one layer on ``batch``
+    sequences of ``n`` tokens: queries, keys, values, logits, weights, feed-forward."""
+    d, H = config.d_model, config.n_heads
+    return 8 * batch * n * (4 * d + 2 * H * d + 2 * H * n + config.d_ff)
 
 
 def _check_tokens(tokens: Any, config: NetConfig) -> np.ndarray:
@@ -370,19 +395,32 @@ def forward(
     p = _check_params(params, config)
     tok = _check_tokens(tokens, config)
     L = _check_depth(n_layers, config)
+    B, n = tok.shape
+    d, H = config.d_model, config.n_heads
+    # what the record keeps (states, normed, attention), 8 bytes an entry, and one
+    # layer's temporaries: checked before anything is allocated
+    check_bytes(
+        8 * (2 * (L + 1) * B * n * d + L * B * H * n * n + B * n * config.vocab_size)
+        + _layer_bytes(config, B, n),
+        f"forward with n_layers={L} on tokens of shape {tok.shape} (d_model={d}, "
+        f"n_heads={H})",
+        "lower n_layers or the number of sequences in tokens",
+    )
     # one compiled layer called L times: any depth runs without a new compilation
     layers = [_layer_params(p, config, k) for k in range(1 if config.shared else L)]
     Y = _embed_jit(p, jnp.asarray(tok), config)
-    Ys, As = [np.asarray(Y)], []
+    first = np.asarray(Y)
+    states = np.empty((L + 1,) + first.shape, first.dtype)
+    attention = np.empty((L, B, H, n, n), first.dtype)
+    states[0] = first
     for k in range(L):
         Y, A = _layer_jit(layers[0 if config.shared else k], Y, config)
-        Ys.append(np.asarray(Y))
-        As.append(np.asarray(A))
+        states[k + 1] = np.asarray(Y)
+        attention[k] = np.asarray(A)
     logits = _readout_jit(p, Y, config)
-    states = np.stack(Ys)
     norms = np.linalg.norm(states, axis=-1, keepdims=True)
     normed = states / np.maximum(norms, np.finfo(states.dtype).tiny)
-    return NetRun(states, normed, np.stack(As), np.asarray(logits))
+    return NetRun(states, normed, attention, np.asarray(logits))
 
 
 def layer_map(params: dict, X: Any, config: NetConfig, *, layer: int = 0) -> np.ndarray:
@@ -413,6 +451,11 @@ def layer_map(params: dict, X: Any, config: NetConfig, *, layer: int = 0) -> np.
         )
     if not np.all(np.isfinite(arr)):
         raise ValueError("X must contain only finite values (found NaN or inf)")
+    check_bytes(
+        _layer_bytes(config, math.prod(arr.shape[:-2]), arr.shape[-2]),
+        f"layer_map on X of shape {arr.shape} (n_heads={config.n_heads})",
+        "pass fewer or shorter sequences in X",
+    )
     Lw = 1 if config.shared else config.n_layers
     layer = check_int(layer, "layer")
     if layer >= Lw:
@@ -437,16 +480,25 @@ def loss(params: dict, inputs: Any, targets: Any, weights: Any, config: NetConfi
     """Mean cross-entropy (nats per predicted token) of ``targets`` given ``inputs``.
 
     ``weights`` (the shape of ``targets``, ``(B, n)``) selects the predicted
-    positions (1) and the ignored ones (0). Differentiable in ``params`` with
-    ``jax.grad`` (pass JAX arrays); returns a JAX scalar.
+    positions (1) and the ignored ones (0); weights are finite and ``>= 0``.
+    Differentiable in ``params`` with ``jax.grad`` (pass JAX arrays); returns a JAX
+    scalar.
     """
     p = _check_params(params, config)
     inp = _check_tokens(inputs, config)
     tgt = _check_tokens(targets, config)
-    w = np.asarray(as_numeric(weights, "weights"), dtype=p["Q"].dtype)
+    w = as_finite(weights, "weights").astype(p["Q"].dtype)
+    if np.any(w < 0):
+        raise ValueError(f"weights must be >= 0, got a minimum of {w.min():g}")
     if tgt.shape != inp.shape or w.shape != inp.shape:
         raise ValueError(
             "inputs, targets and weights must have the same shape (B, n), got "
             f"{inp.shape}, {tgt.shape} and {w.shape}"
         )
+    check_bytes(
+        _layer_bytes(config, *inp.shape) + 8 * inp.size * config.vocab_size,
+        f"loss on inputs of shape {inp.shape} (n_heads={config.n_heads}, "
+        f"vocab_size={config.vocab_size})",
+        "pass fewer sequences in inputs",
+    )
     return _loss(p, jnp.asarray(inp), jnp.asarray(tgt), jnp.asarray(w), config)

@@ -9,6 +9,7 @@ machine and versions gives the same weights, bit for bit.
 from __future__ import annotations
 
 import functools
+import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +24,14 @@ from attnlib._progress import progress_bar
 from attnlib._validation import check_bool, check_int, check_real
 from attnlib.nets.config import NetConfig
 from attnlib.nets.data import CorpusTask
-from attnlib.nets.model import _check_params, _loss, init_params
+from attnlib.nets._budget import check_bytes
+from attnlib.nets.model import (
+    _check_params,
+    _layer_bytes,
+    _loss,
+    init_params,
+    param_shapes,
+)
 
 __all__ = ["TrainResult", "train"]
 
@@ -152,6 +160,15 @@ def train(
     warmup = check_int(warmup, "warmup")
     clip = check_real(clip, "clip", low=0.0, strict_low=True)
     progress = check_bool(progress, "progress")
+    # every layer's activations are kept for the gradient; parameters, gradients and
+    # AdamW's two moments are four copies of the weights
+    n_params = sum(math.prod(shape) for shape in param_shapes(config).values())
+    check_bytes(
+        config.n_layers * _layer_bytes(config, batch_size, length) + 16 * n_params,
+        f"train with batch_size={batch_size}, length={length} and "
+        f"config.n_layers={config.n_layers}",
+        "lower batch_size, length or the config's size",
+    )
     task = _task(config, task_or_tokens)
 
     t_start = time.perf_counter()
