@@ -2,8 +2,12 @@
 
 For each built assignment: a page with its questions and stubs and a download link
 to the student notebook, generated into the git-ignored
-``book/coursework/generated/``. Rubrics and model answers never reach a page: they
-are in the instructor's folder of each build (``_build/assignments/<slug>/``).
+``book/coursework/generated/``. The page opens with the assignment's text: the
+notebook's grader set-up (otter's cell that makes ``grader`` and the cell that
+shortens its messages, :data:`~tools.coursework.common.CHECK_CELL`) stays in the
+notebook and is not shown (:func:`grader_setup`). Rubrics and model answers never
+reach a page: they are in the instructor's folder of each build
+(``_build/assignments/<slug>/``).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from pathlib import Path
 
 from .common import (
     BUILD,
+    CHECK_CELL,
     GENERATED,
     MASTERS,
     CourseworkError,
@@ -44,6 +49,22 @@ def _relink(markdown: str, page_dir: Path) -> str:
     return LINK.sub(fix, markdown)
 
 
+# the id build.py gives the cell of CHECK_CELL in the student notebook
+CHECK_CELL_ID = "short-check-feedback"
+
+
+def grader_setup(cell: dict) -> bool:
+    """Whether a code cell of the student notebook sets up the grader (otter's
+    ``grader = otter.Notebook(...)``, or :data:`CHECK_CELL`): kept in the notebook,
+    not shown on the page."""
+    src = "".join(cell.get("source", "")).strip()
+    return (
+        "otter.Notebook(" in src
+        or src == CHECK_CELL.strip()
+        or cell.get("id") == CHECK_CELL_ID
+    )
+
+
 def _page(slug: str, built: Path, page_dir: Path = GENERATED / "assignments") -> str:
     """MyST page of one assignment: its questions, stubs and a download link.
 
@@ -58,7 +79,7 @@ def _page(slug: str, built: Path, page_dir: Path = GENERATED / "assignments") ->
     for cell in nb["cells"]:
         src = "".join(cell["source"]).strip()
         if cell["cell_type"] == "code":
-            if not src or "otter.Notebook(" in src or src.startswith("grader.check"):
+            if not src or grader_setup(cell) or src.startswith("grader.check"):
                 continue
             if src.startswith(EXPECTED_MARK):
                 continue  # the values of the public tests: numbers, not for a page
