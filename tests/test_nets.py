@@ -308,8 +308,8 @@ def test_non_finite_params_are_refused_by_name(name, bad):
         layer_map(p, np.eye(4)[:3], _SMALL)
 
 
-@pytest.mark.parametrize("bad", [np.nan, -1.0, np.inf])
-def test_loss_refuses_nan_infinite_and_negative_weights(bad):
+@pytest.mark.parametrize("bad", [np.nan, -1.0, np.inf, 1.5, 1e300])
+def test_loss_refuses_weights_outside_zero_one(bad):
     p = init_params(_SMALL, 0)
     tok = np.array([[0, 1, 2]])
     w = np.ones((1, 3))
@@ -318,6 +318,22 @@ def test_loss_refuses_nan_infinite_and_negative_weights(bad):
         loss(p, tok, tok, w, _SMALL)
     w[0, 1] = 0.0  # zero weights are allowed: the position is not predicted
     assert np.isfinite(float(loss(p, tok, tok, w, _SMALL)))
+
+
+def test_training_that_diverges_says_so():
+    stream = np.arange(60) % 6
+    with pytest.raises(ValueError, match=r"training diverged.* lr \(here 1e\+30\)"):
+        train(
+            _SMALL,
+            stream,
+            steps=3,
+            batch_size=2,
+            length=4,
+            lr=1e30,
+            seed=0,
+            warmup=0,
+            progress=False,
+        )
 
 
 def test_loss_still_differentiates_through_the_parameter_checks():

@@ -408,8 +408,10 @@ def effective_beta(Q: Any, K: Any, beta: float) -> np.ndarray | float:
 
 def _attention(attn: Any) -> np.ndarray:
     A = as_finite(attn, "attn")
-    if A.ndim < 2 or A.shape[-1] != A.shape[-2] or A.shape[-1] < 2:
-        raise ValueError(f"attn must have shape (..., n, n) with n >= 2, got {A.shape}")
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2] or A.shape[-1] < 2 or A.size == 0:
+        raise ValueError(
+            f"attn must have a non-empty shape (..., n, n) with n >= 2, got {A.shape}"
+        )
     return A
 
 

@@ -291,11 +291,11 @@ class CharTokenizer:
         return cls(data["chars"])
 
 
-def _check_stream(tokens: Any) -> np.ndarray:
-    arr = as_numeric(tokens, "tokens", "array of token ids")
+def _check_stream(tokens: Any, name: str = "tokens") -> np.ndarray:
+    arr = as_numeric(tokens, name, "array of token ids")
     if not np.issubdtype(arr.dtype, np.integer) or arr.ndim != 1:
         raise TypeError(
-            f"tokens must be a 1-D integer array, got {arr.dtype} of shape {arr.shape}"
+            f"{name} must be a 1-D integer array, got {arr.dtype} of shape {arr.shape}"
         )
     return arr
 

@@ -327,24 +327,24 @@ def _layer_bytes(config: NetConfig, batch: int, n: int) -> int:
     return 8 * batch * n * (4 * d + 2 * H * d + 2 * H * n + config.d_ff)
 
 
-def _check_tokens(tokens: Any, config: NetConfig) -> np.ndarray:
-    arr = as_numeric(tokens, "tokens", "array of token ids")
+def _check_tokens(tokens: Any, config: NetConfig, name: str = "tokens") -> np.ndarray:
+    arr = as_numeric(tokens, name, "array of token ids")
     if not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError(f"tokens must be an integer array, got dtype {arr.dtype}")
+        raise TypeError(f"{name} must be an integer array, got dtype {arr.dtype}")
     if arr.ndim == 1:
         arr = arr[None]
     if arr.ndim != 2 or arr.size == 0:
         raise ValueError(
-            f"tokens must have shape (n,) or (B, n), got {np.shape(tokens)}"
+            f"{name} must have shape (n,) or (B, n), got {np.shape(tokens)}"
         )
     if arr.shape[1] > config.max_len:
         raise ValueError(
-            f"tokens has sequences of length {arr.shape[1]}, longer than the "
+            f"{name} has sequences of length {arr.shape[1]}, longer than the "
             f"config's max_len={config.max_len}"
         )
     if arr.min() < 0 or arr.max() >= config.vocab_size:
         raise ValueError(
-            f"tokens must be ids in [0, {config.vocab_size}), got values in "
+            f"{name} must be ids in [0, {config.vocab_size}), got values in "
             f"[{arr.min()}, {arr.max()}]"
         )
     return arr.astype(np.int32)
@@ -444,10 +444,10 @@ def layer_map(params: dict, X: Any, config: NetConfig, *, layer: int = 0) -> np.
     """
     p = _check_params(params, config)
     arr = as_numeric(X, "X").astype(p["Q"].dtype, copy=False)
-    if arr.ndim not in (2, 3) or arr.shape[-1] != config.d_model:
+    if arr.ndim not in (2, 3) or arr.shape[-1] != config.d_model or arr.size == 0:
         raise ValueError(
-            f"X must have shape (n, d) or (B, n, d) with d = {config.d_model}, got "
-            f"{arr.shape}"
+            f"X must have a non-empty shape (n, d) or (B, n, d) with d = "
+            f"{config.d_model}, got {arr.shape}"
         )
     if not np.all(np.isfinite(arr)):
         raise ValueError("X must contain only finite values (found NaN or inf)")
@@ -479,17 +479,21 @@ def _loss(params, inputs, targets, weights, config):
 def loss(params: dict, inputs: Any, targets: Any, weights: Any, config: NetConfig):
     """Mean cross-entropy (nats per predicted token) of ``targets`` given ``inputs``.
 
-    ``weights`` (the shape of ``targets``, ``(B, n)``) selects the predicted
-    positions (1) and the ignored ones (0); weights are finite and ``>= 0``.
+    ``weights`` (the shape of ``targets``, ``(B, n)``, values in ``[0, 1]``) selects
+    the predicted positions (1) and the ignored ones (0).
     Differentiable in ``params`` with ``jax.grad`` (pass JAX arrays); returns a JAX
     scalar.
     """
     p = _check_params(params, config)
-    inp = _check_tokens(inputs, config)
-    tgt = _check_tokens(targets, config)
-    w = as_finite(weights, "weights").astype(p["Q"].dtype)
-    if np.any(w < 0):
-        raise ValueError(f"weights must be >= 0, got a minimum of {w.min():g}")
+    inp = _check_tokens(inputs, config, "inputs")
+    tgt = _check_tokens(targets, config, "targets")
+    w = as_finite(weights, "weights")
+    if np.any((w < 0) | (w > 1)):
+        raise ValueError(
+            "weights must lie in [0, 1] (1 for a predicted position, 0 for an ignored "
+            f"one), got values in [{w.min():g}, {w.max():g}]"
+        )
+    w = w.astype(p["Q"].dtype)
     if tgt.shape != inp.shape or w.shape != inp.shape:
         raise ValueError(
             "inputs, targets and weights must have the same shape (B, n), got "

@@ -23,7 +23,7 @@ import optax
 from attnlib._progress import progress_bar
 from attnlib._validation import check_bool, check_int, check_real
 from attnlib.nets.config import NetConfig
-from attnlib.nets.data import CorpusTask
+from attnlib.nets.data import CorpusTask, _check_stream
 from attnlib.nets._budget import check_bytes
 from attnlib.nets.model import (
     _check_params,
@@ -69,7 +69,8 @@ def _task(config: NetConfig, task_or_tokens: Any):
     if hasattr(task_or_tokens, "sample"):
         task = task_or_tokens
     else:
-        task = CorpusTask(task_or_tokens, "next" if config.causal else "masked")
+        tokens = _check_stream(task_or_tokens, "task_or_tokens")
+        task = CorpusTask(tokens, "next" if config.causal else "masked")
         if task.objective == "next" and not config.causal:
             raise ValueError("next-token prediction needs a causal config")
     vocab = getattr(task, "vocab_size", None)
@@ -160,14 +161,17 @@ def train(
     warmup = check_int(warmup, "warmup")
     clip = check_real(clip, "clip", low=0.0, strict_low=True)
     progress = check_bool(progress, "progress")
-    # every layer's activations are kept for the gradient; parameters, gradients and
-    # AdamW's two moments are four copies of the weights
+    # kept until the end: every layer's activations (for the gradient), four copies
+    # of the weights (parameters, gradients, AdamW's two moments) and one loss per
+    # step (a JAX scalar, about 64 bytes)
     n_params = sum(math.prod(shape) for shape in param_shapes(config).values())
     check_bytes(
-        config.n_layers * _layer_bytes(config, batch_size, length) + 16 * n_params,
-        f"train with batch_size={batch_size}, length={length} and "
+        config.n_layers * _layer_bytes(config, batch_size, length)
+        + 16 * n_params
+        + 64 * steps,
+        f"train with steps={steps}, batch_size={batch_size}, length={length} and "
         f"config.n_layers={config.n_layers}",
-        "lower batch_size, length or the config's size",
+        "lower steps, batch_size, length or the config's size",
     )
     task = _task(config, task_or_tokens)
 
@@ -197,6 +201,12 @@ def train(
         jax.block_until_ready(params)
         run_s = time.perf_counter() - t1
     losses = np.asarray(jax.device_get(jnp.stack(losses)), dtype=np.float64)
+    if not np.all(np.isfinite(losses)):
+        first = int(np.argmin(np.isfinite(losses)))
+        raise ValueError(
+            f"training diverged: the loss is not finite from step {first} on; lower "
+            f"lr (here {lr:g}) or weight_decay (here {weight_decay:g})"
+        )
     tokens_per_s = (steps - 1) * batch_size * length / run_s if steps > 1 else 0.0
     out = {k: np.asarray(v) for k, v in params.items()}
     return TrainResult(
