@@ -532,6 +532,14 @@ def _grade_locked(run: GradingRun, entries: list[Entry], hidden: int) -> list[Gr
     _summary(ordered, possible, run.out, questions, interrupted)
     if interrupted:
         raise KeyboardInterrupt
+    if missing:
+        names = ", ".join(e.student for e, _ in missing[:10])
+        more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+        raise Incomplete(
+            f"{len(missing)} notebook(s) have no result (every tester stopped): "
+            f"{names}{more}; they are in the gradebook as failed",
+            ordered,
+        )
     if detached:
         raise Unattached(
             f"{len(detached)} row(s) of {run.out / 'gradebook.csv'} with hand marks "
@@ -541,14 +549,6 @@ def _grade_locked(run: GradingRun, entries: list[Entry], hidden: int) -> list[Gr
             + ". They are kept as they were (the earlier gradebook is in history/): "
             "move each mark to its student's row, delete the old row, and run the "
             "same command again",
-            ordered,
-        )
-    if missing:
-        names = ", ".join(e.student for e, _ in missing[:10])
-        more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
-        raise Incomplete(
-            f"{len(missing)} notebook(s) have no result (every tester stopped): "
-            f"{names}{more}; they are in the gradebook as failed",
             ordered,
         )
     return ordered
