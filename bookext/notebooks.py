@@ -972,8 +972,9 @@ def add_links(
     data = " and the files it reads" if chapter_needs(source).data else ""
     links = (
         '<p class="attnlib-notebooks">Run this chapter: '
-        f'<a href="{bundle}" download>{name}.zip</a> (its two notebooks, '
-        f"attnlib's wheel{data}: unzip it, open a notebook from that folder and run "
+        f'<a href="{bundle}" download>{name}.zip</a> (its two notebooks'
+        f"{', ' if data else ' and '}attnlib's wheel{data}: unzip it, open a "
+        "notebook from that folder and run "
         "its first cell, which installs attnlib) · "
         f'<a href="{reader}" download>notebook with outputs</a> · '
         f'<a href="{student}" download>student notebook (no solutions)</a>{lite}.</p>'

@@ -6,7 +6,7 @@ each starting with a cell that installs attnlib; and the Binder environment.
   install cell; Binder's pins are the book's.
 * After ``make book`` (the notebooks are in ``_build/html/notebooks``): the reader
   notebook has an image output for every figure cell, the student one no output,
-  and each chapter page links both.
+  and each chapter page links both and the chapter's zip, which holds them.
 * ``make test-binder`` (``ATTNLIB_TEST_BINDER=1``; about ten minutes, not part of
   CI): a fresh virtual environment gets only what ``binder/requirements.txt``
   installs (with nbclient to run the notebooks, as Binder's image has), and both
@@ -20,11 +20,13 @@ import os
 import re
 import subprocess
 import venv
+import zipfile
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from attnlib._version import __version__
 from bookext.notebooks import chapters, strip_solutions, student_notebook
 
 from tools.check_html import MAKES_FIGURE, _code
@@ -139,6 +141,13 @@ def test_built_student_notebook_and_page_links(source):
     page = (ROOT / "_build" / "html" / "book" / f"{source.stem}.html").read_text()
     assert f"notebooks/{source.stem}.ipynb" in page
     assert f"notebooks/{source.stem}-student.ipynb" in page
+    # the zip that runs where it is unzipped: both notebooks as built, the wheel
+    assert f'notebooks/{source.stem}.zip" download>' in page
+    with zipfile.ZipFile(BUILT / f"{source.stem}.zip") as z:
+        names = set(z.namelist())
+        for name in (f"{source.stem}.ipynb", f"{source.stem}-student.ipynb"):
+            assert z.read(f"{source.stem}/{name}") == (BUILT / name).read_bytes()
+    assert f"{source.stem}/attnlib-{__version__}-py3-none-any.whl" in names
 
 
 # each cell may run 1200 s (tools.execution.CELL_TIMEOUT); one that runs
