@@ -450,6 +450,9 @@ def test_the_student_check_reads_in_the_browser_only_what_differs(
 
     monkeypatch.setattr(browser_check, "check_pages", check_pages)
     monkeypatch.setattr(browser_check, "accessibility_pages", lambda p, c: [])
+    monkeypatch.setattr(browser_check, "search_failures", lambda r, c: ([], 1))
+    # these small pages have no footer (its links are checked on their own)
+    monkeypatch.setattr(check_html, "footer_failures", lambda p, r, u: [])
     monkeypatch.setattr(check_html.shutil, "which", lambda name: "/usr/bin/true")
     assert check_html.main(student_root, None, reader_root) == 0
     assert seen == {
@@ -465,3 +468,141 @@ def test_the_student_check_reads_in_the_browser_only_what_differs(
         "no colours": [],
         "not driven": [],
     }
+
+
+# ---------------------------------------------- what a page loads and links
+
+
+def _site(tmp_path, scripts: dict[str, int], body: str = "") -> tuple:
+    """A site whose chapter page loads scripts of the given sizes."""
+    root = tmp_path / "html"
+    (root / "book").mkdir(parents=True)
+    tags = ""
+    for name, size in scripts.items():
+        if size >= 0:
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes(b"x" * size)
+        tags += f'<script src="../{name}?v=1"></script>'
+    page = root / "book" / "c.html"
+    page.write_text(f"<html><head>{tags}</head><body>{body}</body></html>")
+    return root, page
+
+
+def test_script_weight_is_measured_and_held_to_its_budget(tmp_path):
+    from tools.check_html import script_failures
+
+    root, page = _site(tmp_path, {"_static/a.js": 600, "_static/b.js": 400})
+    assert script_failures(page, root, budget=1000) == ([], 1000)
+    failures, total = script_failures(page, root, budget=999)
+    assert total == 1000 and len(failures) == 1
+    assert "over the budget" in failures[0] and "_static/a.js" in failures[0]
+
+
+def test_font_awesome_script_and_missing_scripts_fail(tmp_path):
+    from tools.check_html import script_failures
+
+    root, page = _site(
+        tmp_path, {"_static/scripts/fontawesome.js": 10, "_static/gone.js": -1}
+    )
+    failures, total = script_failures(page, root, budget=10**6)
+    assert total == 10
+    assert any("Font Awesome's JavaScript" in f for f in failures)
+    assert any("_static/gone.js, which is missing" in f for f in failures)
+
+
+def test_an_icon_class_without_a_style_fails():
+    from tools.check_html import icon_failures
+
+    css = ".fa-solid{font-weight:900}.fa-sun:before{content:'\\f185'}"
+    page = '<i class="fa-solid fa-sun"></i>'
+    assert icon_failures(page, "p", css) == []
+    failures = icon_failures(page + '<i class="fa-solid fa-moon"></i>', "p", css)
+    assert failures == ["p: the icon class fa-moon has no style (it shows nothing)"]
+    # a prefix is not a definition: .fa-sun-plant-wilt does not define fa-sun
+    assert icon_failures(page, "p", ".fa-solid{}.fa-sun-plant-wilt:before{}")
+
+
+def test_a_proof_without_its_fold_control_fails():
+    from tools.check_html import proof_fold_failures
+
+    folded = (
+        '<div class="proof admonition" id="proof">'
+        '<details class="attnlib-proof-fold" open><summary class="attnlib-fold">'
+        "<span>Hide the proof</span></summary><p>Proof. x</p></details></div>"
+    )
+    bare = '<div class="proof admonition" id="proof"><p>Proof. y</p></div>'
+    theorem = '<div class="proof theorem admonition" id="thm"><p>x</p></div>'
+    assert proof_fold_failures(folded + theorem + folded, "c.html") == []
+    failures = proof_fold_failures(folded + bare, "c.html")
+    assert len(failures) == 1 and "#proof" in failures[0]
+
+
+def _footer(cite="CITATION.cff", pdf=None, repo=None) -> str:
+    links = []
+    if cite:
+        links.append(f'Cite: X (<a class="attnlib-cite" href="{cite}">c</a>)')
+    if pdf:
+        links.append(f'<a class="attnlib-pdf" href="{pdf}">PDF</a>')
+    if repo:
+        links.append(f'<a class="attnlib-repository" href="{repo}">R</a>')
+    return '<p class="attnlib-links">' + " · ".join(links) + "</p>"
+
+
+def test_the_footer_links_the_citation_the_pdf_and_the_repository(tmp_path):
+    from tools.check_html import footer_failures
+
+    root = tmp_path / "html"
+    (root / "book").mkdir(parents=True)
+    (root / "CITATION.cff").write_text("cff-version: 1.2.0\n")
+    page = root / "book" / "c.html"
+
+    def check(footer, repository=""):
+        page.write_text(f"<html><body><footer>{footer}</footer></body></html>")
+        return footer_failures(page, root, repository)
+
+    assert check(_footer("../CITATION.cff")) == []
+    assert check(_footer(None)) == [
+        "book/c.html: the footer does not link CITATION.cff"
+    ]
+    assert "not in the site" in check(_footer("CITATION.cff"))[0]  # a broken link
+    # a PDF in the site must be linked, and a link must reach a PDF
+    assert check(_footer("../CITATION.cff", pdf="../book.pdf"))[0].endswith(
+        "not in the site"
+    )
+    (root / "book.pdf").write_bytes(b"%PDF")
+    assert check(_footer("../CITATION.cff")) == [
+        "book/c.html: the footer does not link the PDF"
+    ]
+    assert check(_footer("../CITATION.cff", pdf="../book.pdf")) == []
+    # the repository: linked when configured, not otherwise
+    url = "https://github.com/o/r"
+    full = _footer("../CITATION.cff", pdf="../book.pdf", repo=url)
+    assert check(full, url) == []
+    assert (
+        "does not link the repository"
+        in check(_footer("../CITATION.cff", pdf="../book.pdf"), url)[0]
+    )
+    assert "not configured" in check(full)[0]
+
+
+def test_an_assignment_page_showing_the_grader_set_up_fails():
+    from tools.check_html import grader_setup_failures
+    from tools.coursework.common import CHECK_CELL
+
+    code = "<pre>" + CHECK_CELL.replace("<", "&lt;") + "</pre>"
+    assert grader_setup_failures(code, "a.html")
+    assert grader_setup_failures(
+        "<pre>grader = otter.Notebook(&quot;a.ipynb&quot;)", "a"
+    )
+    assert grader_setup_failures("<h1>A1</h1><p>Run grader.check.</p>", "a") == []
+
+
+def test_the_site_ships_no_check_only_script(tmp_path):
+    from tools.check_html import shipped_failures
+
+    (tmp_path / "_static" / "mathjax").mkdir(parents=True)
+    assert shipped_failures(tmp_path) == []
+    (tmp_path / "_static" / "axe").mkdir()
+    assert shipped_failures(tmp_path) == [
+        "the site ships axe/ in _static (only the page check loads it)"
+    ]

@@ -530,6 +530,8 @@ def _check(
         if width == WIDTHS[0]:
             out += [f"{name}: {f}" for f in raw_tex(page)]
             out += [f"{name}: {f}" for f in toc_failures(page)]
+            out += [f"{name}: {f}" for f in icon_failures(page)]
+        out += [f"{name}: {f}" for f in search_control_failures(page)]
         out += [f"{name}: {f}" for f in page.evaluate(_EQUATION_START)]
         if drive:
             out += [f"{name}: {f}" for f in drive_explorers(page)]
@@ -553,6 +555,155 @@ def _check(
         return out
     finally:
         page.close()
+
+
+# the visible search controls of a page (the theme's header button, its sidebar
+# field, a search form): a reader sees one
+_SEARCH_CONTROLS = """() => Array.from(document.querySelectorAll(
+  "button.search-button__button, .search-button-field, form.bd-search, "
+  + "input[type='search']")).filter(el => {
+    if (el.closest(".bd-search-container, .search-button__wrapper")) { return false; }
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== "hidden";
+  }).map(el => el.tagName.toLowerCase() + "." + String(el.className).split(" ")[0])"""
+
+
+def search_control_failures(page: Any) -> list[str]:
+    """A page shows exactly one search control (two on the desktop confused)."""
+    shown = page.evaluate(_SEARCH_CONTROLS)
+    if len(shown) == 1:
+        return []
+    return [f"{len(shown)} search controls are shown ({', '.join(shown)}), not one"]
+
+
+# the icons of the page (Font Awesome's <i class="fa-...">), drawn by the theme's
+# webfont: each shown icon has a glyph in that font, and the font loads
+_ICONS = """async () => {
+  await document.fonts.ready;
+  const bad = [];
+  const icons = Array.from(document.querySelectorAll(
+    "i[class*='fa-'], span[class*='fa-'], i.fa, i.fas, i.fab, i.far"))
+    .filter(el => el.getClientRects().length > 0
+            && getComputedStyle(el).visibility !== "hidden");
+  for (const el of icons) {
+    const before = getComputedStyle(el, "::before");
+    const name = String(el.className).split(" ").filter(c => c.startsWith("fa-")
+      && !/^fa-(solid|regular|brands|lg|sm|xs|fw|[0-9]+x)$/.test(c)).join(" ");
+    if (!before.content || ["none", "normal", '""'].includes(before.content)) {
+      bad.push("the icon " + name + " has no glyph");
+    } else if (!/Font Awesome/.test(before.fontFamily)) {
+      bad.push("the icon " + name + " is not drawn in the Font Awesome font");
+    } else if (el.getBoundingClientRect().width < 4) {
+      bad.push("the icon " + name + " is drawn " + el.getBoundingClientRect().width
+               + " px wide");
+    }
+  }
+  const faces = Array.from(document.fonts).filter(f => /Font Awesome/.test(f.family));
+  if (icons.length && !faces.some(f => f.status === "loaded")) {
+    bad.push("the Font Awesome webfont did not load");
+  }
+  if (document.querySelector("script[src*='fontawesome.js']")) {
+    bad.push("the page loads Font Awesome's JavaScript");
+  }
+  return [icons.length, bad];
+}"""
+
+
+def icon_failures(page: Any) -> list[str]:
+    """Icons that do not show (:data:`_ICONS`); a page with no icon fails too."""
+    n, bad = page.evaluate(_ICONS)
+    return list(bad) if n else ["no icon is shown (the header's buttons have icons)"]
+
+
+#: queries of the search check: words of the chapters' text near their formulas
+SEARCH_QUERIES = ("attention", "covariance", "temperature")
+_SUMMARIES = """() => Array.from(document.querySelectorAll(
+  "#search-results ul.search li")).map(li => {
+    const p = li.querySelector("p.context");
+    return p ? p.textContent : null;
+  })"""
+
+
+def search_failures(
+    root: Path, chromium: str, queries: tuple[str, ...] = SEARCH_QUERIES
+) -> tuple[list[str], int]:
+    """The summaries of the search's results print no raw TeX: the site is served
+    on this machine (the results' summaries are read from the pages, which a
+    browser does not fetch from ``file://``) and ``search.html`` asked each query.
+    Returns the failures and the number of summaries read (a check that reads none
+    fails)."""
+    import functools
+    import http.server
+    import re
+    import threading
+
+    from playwright.sync_api import sync_playwright
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    rules = [
+        (re.compile(r"\\[A-Za-z]+"), "raw TeX"),
+        (re.compile(r"\$[^$\n]+\$"), "$...$"),
+    ]
+    failures: list[str] = []
+    read = 0
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(
+                executable_path=chromium, args=["--no-sandbox", "--disable-gpu"]
+            )
+            try:
+                page = browser.new_page(viewport={"width": WIDTHS[0], "height": 900})
+                page.set_default_timeout(LOAD_TIMEOUT)
+                page.route(
+                    "**/*",
+                    lambda route: (
+                        route.continue_()
+                        if route.request.url.startswith(base)
+                        else route.abort()
+                    ),
+                )
+                for query in queries:
+                    page.goto(f"{base}/search.html?q={query}", wait_until="load")
+                    page.wait_for_function(
+                        "() => /found/i.test((document.querySelector("
+                        "'#search-results .search-summary') || {}).textContent || '')"
+                    )
+                    try:  # each summary is fetched from its page after the list
+                        page.wait_for_function(
+                            f"() => ({_SUMMARIES})().every(t => t !== null)",
+                            timeout=60_000,
+                        )
+                    except Exception:  # playwright's TimeoutError: read what came
+                        pass
+                    texts = [t for t in page.evaluate(_SUMMARIES) if t is not None]
+                    read += len(texts)
+                    for text in texts:
+                        for rule, what in rules:
+                            m = rule.search(text)
+                            if m:
+                                near = " ".join(
+                                    text[max(0, m.start() - 40) : m.end() + 40].split()
+                                )
+                                failures.append(
+                                    f"search.html?q={query}: a summary prints {what}: "
+                                    f"{near!r}"
+                                )
+                                break
+            finally:
+                browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    if not read:
+        failures.append(f"search.html: no summary of a result for {list(queries)}")
+    return failures[:10], read
 
 
 def _sidebar(page: Any) -> list[str]:

@@ -493,6 +493,178 @@ def image_alt_failures(text: str, name: str) -> list[str]:
     return failures
 
 
+# ------------------------------------------------ what a page loads and links
+
+#: the most bytes of script (the files of its ``<script src>``) a chapter page loads
+#: (MathJax, the theme's, the search's with its index, the book's): 3.1 MB with Font
+#: Awesome's JavaScript (1.49 MB), which the pages no longer load
+SCRIPT_BUDGET = 2_000_000
+_SCRIPT_FILE = re.compile(r'<script\b[^>]*\ssrc="([^"]+)"', re.I)
+ICON_SCRIPT = "fontawesome.js"
+# a Font Awesome class (fa-solid, fa-lg, fa-magnifying-glass...)
+_FA_CLASS = re.compile(r"\bfa-[a-z0-9-]+")
+_CLASS_ATTR = re.compile(r'\sclass="([^"]*)"')
+
+
+def page_scripts(page: Path, root: Path) -> dict[str, int]:
+    """The local script files a page loads (``<script src>``), with their sizes in
+    bytes (-1: missing); scripts of another host are counted by
+    :func:`static_failures`."""
+    text = page.read_text(encoding="utf-8", errors="replace")
+    sizes = {}
+    for src in _SCRIPT_FILE.findall(text):
+        if "//" in src:
+            continue
+        path = (page.parent / src.split("?")[0].split("#")[0]).resolve()
+        sizes[path.relative_to(root.resolve()).as_posix()] = (
+            path.stat().st_size if path.is_file() else -1
+        )
+    return sizes
+
+
+def script_failures(
+    page: Path, root: Path, budget: int = SCRIPT_BUDGET
+) -> tuple[list[str], int]:
+    """A chapter page that loads Font Awesome's JavaScript, a script that is
+    missing, or more than ``budget`` bytes of script; and its script weight."""
+    sizes = page_scripts(page, root)
+    failures = [
+        f"{page.name}: loads {name}, which is missing"
+        for name, size in sizes.items()
+        if size < 0
+    ]
+    if any(name.endswith(ICON_SCRIPT) for name in sizes):
+        failures.append(
+            f"{page.name}: loads Font Awesome's JavaScript ({ICON_SCRIPT}): the "
+            "theme's webfont draws the icons"
+        )
+    total = sum(size for size in sizes.values() if size > 0)
+    if total > budget:
+        top = sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
+        failures.append(
+            f"{page.name}: loads {total / 1e6:.2f} MB of script, over the budget of "
+            f"{budget / 1e6:.2f} MB (the largest: "
+            + ", ".join(f"{n} {b / 1e6:.2f} MB" for n, b in top)
+            + ")"
+        )
+    return failures, total
+
+
+def icon_failures(text: str, name: str, stylesheets: str) -> list[str]:
+    """Font Awesome classes of a page that no stylesheet the site ships defines:
+    without Font Awesome's JavaScript, an icon is drawn by the webfont's CSS only."""
+    used = set()
+    for classes in _CLASS_ATTR.findall(text):
+        used.update(_FA_CLASS.findall(classes))
+    missing = sorted(
+        c
+        for c in used
+        if not re.search(r"\." + re.escape(c) + r"(?![\w-])", stylesheets)
+    )
+    return [
+        f"{name}: the icon class {c} has no style (it shows nothing)" for c in missing
+    ]
+
+
+def site_stylesheets(root: Path) -> str:
+    """The text of every stylesheet of the site's ``_static``."""
+    return "\n".join(
+        p.read_text(encoding="utf-8", errors="replace")
+        for p in sorted((root / "_static").rglob("*.css"))
+    )
+
+
+#: folders of ``book/_vendor`` that only the page check loads: never in the site
+CHECK_ONLY = ("axe",)
+
+
+def shipped_failures(root: Path) -> list[str]:
+    """What the site ships that no page loads: the page check's axe-core."""
+    return [
+        f"the site ships {folder}/ in _static (only the page check loads it)"
+        for folder in CHECK_ONLY
+        if (root / "_static" / folder).exists()
+    ]
+
+
+# a proof (sphinx-proof's prf:proof: the classes "proof admonition" and the id
+# "proof"; a theorem's box is "proof theorem admonition" with its label as id)
+_PROOF = re.compile(r'<div class="proof (?:[\w-]+ )*?admonition[^"]*" id="proof[^"]*">')
+_PROOF_FOLD = re.compile(
+    r'\s*<details class="attnlib-proof-fold"[^>]*>\s*<summary class="attnlib-fold">'
+)
+
+
+def proof_fold_failures(text: str, name: str) -> list[str]:
+    """Proofs that cannot be folded: each proof's box opens with its fold control."""
+    failures = []
+    for m in _PROOF.finditer(text):
+        if not _PROOF_FOLD.match(text, m.end()):
+            where = re.search(r'\sid="([^"]+)"', m.group(0))
+            failures.append(
+                f"{name}: the proof #{where.group(1) if where else '?'} at offset "
+                f"{m.start()} cannot be folded"
+            )
+    return failures
+
+
+def book_repository_url() -> str:
+    """``repository.url`` of ``_config.yml`` (empty when unset)."""
+    import yaml
+
+    config = Path(__file__).resolve().parents[1] / "_config.yml"
+    data = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+    return str((data.get("repository") or {}).get("url") or "")
+
+
+_FOOTER_LINKS = re.compile(r'<p class="attnlib-links">(.*?)</p>', re.S)
+_HREF = re.compile(r'<a class="(attnlib-[a-z]+)" href="([^"]*)"')
+
+
+def footer_failures(page: Path, root: Path, repository: str) -> list[str]:
+    """The footer of a page links how to cite the book (``CITATION.cff``, in the
+    site), the PDF when the site holds one (and only then) and the repository when
+    ``repository`` is set."""
+    text = page.read_text(encoding="utf-8", errors="replace")
+    name = page.relative_to(root).as_posix()
+    m = _FOOTER_LINKS.search(text)
+    links = dict(_HREF.findall(m.group(1))) if m else {}
+    failures = []
+    pdfs = sorted(p.name for p in root.glob("*.pdf"))
+    for kind, what in (("attnlib-cite", "CITATION.cff"), ("attnlib-pdf", "the PDF")):
+        href = links.get(kind)
+        if href is None:
+            if kind == "attnlib-cite" or pdfs:
+                failures.append(f"{name}: the footer does not link {what}")
+            continue
+        if not (page.parent / href).resolve().is_file():
+            failures.append(
+                f"{name}: the footer links {what} at {href}, not in the site"
+            )
+    if repository and links.get("attnlib-repository") != repository:
+        failures.append(f"{name}: the footer does not link the repository {repository}")
+    if not repository and "attnlib-repository" in links:
+        failures.append(f"{name}: the footer links a repository that is not configured")
+    return failures
+
+
+# the grader's set-up: otter's cell and the one that shortens its messages
+GRADER_SETUP = ("otter.Notebook(", "def _short_check(", "run_doctest = _short_check")
+
+
+def grader_setup_failures(text: str, name: str) -> list[str]:
+    """An assignment page that shows the grader's set-up code (it stays in the
+    notebook; the page opens with the assignment's text)."""
+    import html
+
+    plain = html.unescape(re.sub(r"<[^>]+>", "", text))
+    return [
+        f"{name}: shows the grader's set-up code ({mark!r})"
+        for mark in GRADER_SETUP
+        if mark in plain
+    ]
+
+
 def stale_failures(text: str, name: str, has_solutions: bool) -> list[str]:
     """Sentences that describe widgets as static, or that promise solutions the
     edition does not have."""
@@ -726,6 +898,8 @@ def main(root: Path, shots: Path | None = None, same_as: Path | None = None) -> 
     secrets = instructor_lines()
     every_page = sorted(root.rglob("*.html"))
     has_solutions = edition_has_solutions(every_page)
+    stylesheets = site_stylesheets(root)
+    repository = book_repository_url()
     for page in every_page:
         text = page.read_text(encoding="utf-8", errors="replace")
         rel = page.relative_to(root).as_posix()
@@ -734,6 +908,18 @@ def main(root: Path, shots: Path | None = None, same_as: Path | None = None) -> 
         failures += stale_failures(text, rel, has_solutions)
         if page not in pages:  # the chapters are read in Chromium, after MathJax
             failures += prose_failures(text, rel)
+        failures += proof_fold_failures(text, rel)
+        failures += icon_failures(text, rel, stylesheets)
+        parts = page.relative_to(root).parts
+        if not ({"_static", "lite"} & set(parts)) and redirect_target(page) is None:
+            failures += footer_failures(page, root, repository)
+        if parts[:2] == ("book", "coursework"):
+            failures += grader_setup_failures(text, rel)
+    failures += shipped_failures(root)
+    script_weights = {}
+    for page in sorted(root.glob("book/*.html")):
+        page_fail, script_weights[page.name] = script_failures(page, root)
+        failures += page_fail
     figures: dict[Path, set[str]] = {}
     for page in pages:
         page_fail, expected_img[page] = static_failures(page, build, sources, figures)
@@ -744,7 +930,12 @@ def main(root: Path, shots: Path | None = None, same_as: Path | None = None) -> 
             "chromium is not installed: the rendering check cannot run", file=sys.stderr
         )
         return 1
-    from .browser_check import WEIGHT_AIM, accessibility_pages, check_pages
+    from .browser_check import (
+        WEIGHT_AIM,
+        accessibility_pages,
+        check_pages,
+        search_failures,
+    )
 
     # the student edition: the pages whose article is the reader edition's were read
     # in the browser there; on the others, axe-core's colour rules were run there on
@@ -814,6 +1005,17 @@ def main(root: Path, shots: Path | None = None, same_as: Path | None = None) -> 
             f"axe-core checked them there; {len(others)} checked here"
         )
     failures += accessibility_pages(others, chromium)
+    # the summaries of the search's results, read from the pages as a reader's
+    # browser reads them (the site served on this machine)
+    search_fail, summaries = search_failures(root, chromium)
+    failures += search_fail
+    print(f"search: {summaries} summaries of results read, {len(search_fail)} failures")
+    print(
+        f"script weight of the chapter pages (their <script src> files; budget "
+        f"{SCRIPT_BUDGET / 1e6:.2f} MB):"
+    )
+    for name, size in script_weights.items():
+        print(f"  {name}: {size / 1e6:.2f} MB")
     print("page weight at first load (page and the files it loads):")
     for name, size in weights.items():
         mark = (
