@@ -10,8 +10,10 @@ bars from their final state, no widget scripts; and it writes the notebooks of t
 chapters beside the pages and links them (:mod:`bookext.notebooks`); for the PDF,
 players print their last frame and solutions are left out (:mod:`bookext.latex`);
 its search finds words with or without their diacritics (:mod:`bookext.search`),
-the cells that assert a result are folded behind "Show the check"
-(:mod:`bookext.folding`), figures keep their text legible on a phone
+the cells that assert a result are folded behind "Show the check" and proofs can
+be folded (:mod:`bookext.folding`), pages load no Font Awesome script
+(:mod:`bookext.assets`), the footer links how to cite the book, its PDF and its
+repository (:mod:`bookext.sitelinks`), figures keep their text legible on a phone
 (:mod:`bookext.legible`), and the bibliography is labelled by author and year, as the
 text cites it (:mod:`bookext.bibstyle`).
 """
@@ -24,9 +26,9 @@ from pathlib import Path
 
 from attnlib._version import __version__
 
-from . import bibstyle
+from . import assets, bibstyle, sitelinks
 from .apiref import escape_type_stars, link_citations, resolve_reexport, write_pages
-from .folding import FoldChecks
+from .folding import FoldChecks, register_proof_folds
 from .launch import colab_link, launch_config
 from .legible import legible_figures
 from .latex import Appendices, DropSolutions, PlayerFrames, latex_macros
@@ -87,9 +89,16 @@ def setup(app: Any) -> dict:
     app.add_transform(PlayerFrames)
     app.add_transform(FigureCaptions)
     app.add_transform(FoldChecks)
+    register_proof_folds(app)
     app.add_post_transform(DropSolutions)
     app.add_post_transform(Appendices)
     app.connect("config-inited", latex_macros)
     app.connect("builder-inited", _static_files)
     app.add_search_language(SearchEnglishFolded)
+    # no Font Awesome script (the theme's webfont draws the icons), no check-only
+    # vendored scripts in the site, and the footer's links (cite, PDF, repository)
+    app.connect("config-inited", assets.config_inited)
+    app.connect("builder-inited", assets.builder_inited)
+    app.connect("builder-inited", sitelinks.builder_inited)
+    app.connect("html-page-context", sitelinks.add_footer_links)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -12,6 +12,12 @@ keeps it, and the label of a check (``(mod-check-exist)=``) stays
 above the control, so the links of the list of results land on it. The PDF prints
 every cell.
 
+Proofs fold as well (:class:`FoldProofs`): the text of every proof (sphinx-proof's
+``prf:proof``) is in a ``<details>`` that is open when the page loads, under a
+"Hide the proof" / "Show the proof" control, so a reader who takes the result on trust
+folds it; a link to a place inside a folded proof opens it (the browser opens a
+``<details>`` that holds the target of a link). The PDF prints every proof.
+
 The chapters' notebooks fold the same cells (:func:`bookext.notebooks.fold_cells`)
 with the rules written here once: :func:`asserts`, :func:`text_only` on the mime
 types of the outputs the page shows, and :func:`tag_folds` for the tags.
@@ -24,6 +30,7 @@ from typing import Any
 
 from docutils import nodes
 from sphinx.transforms import SphinxTransform
+from sphinx.transforms.post_transforms import SphinxPostTransform
 
 SHOW = "Show the check"
 HIDE = "Hide the check"
@@ -95,5 +102,67 @@ class FoldChecks(SphinxTransform):
                 cell["classes"].append("attnlib-check-code")
 
 
+PROOF_SHOW = "Show the proof"
+PROOF_HIDE = "Hide the proof"
+
+
+class proof_fold(nodes.General, nodes.Element):
+    """The folding box of a proof's text (HTML only)."""
+
+
+def visit_proof_fold(self: Any, node: proof_fold) -> None:
+    self.body.append(
+        '<details class="attnlib-proof-fold" open><summary class="attnlib-fold">'
+        f'<span class="attnlib-fold-show">{PROOF_SHOW}</span>'
+        f'<span class="attnlib-fold-hide">{PROOF_HIDE}</span></summary>'
+    )
+
+
+def depart_proof_fold(self: Any, node: proof_fold) -> None:
+    self.body.append("</details>")
+
+
+def _pass(self: Any, node: nodes.Node) -> None:
+    pass
+
+
+def is_proof(node: nodes.Node) -> bool:
+    """Whether ``node`` is the box of a ``prf:proof`` (its classes: proof, proof)."""
+    return isinstance(node, nodes.admonition) and node.get("classes", [])[:2] == [
+        "proof",
+        "proof",
+    ]
+
+
+class FoldProofs(SphinxPostTransform):
+    """Put the text of every proof of an HTML page in an open ``<details>``."""
+
+    default_priority = 500
+    formats = ("html",)
+
+    def run(self, **kwargs: Any) -> None:
+        for box in list(self.document.findall(is_proof)):
+            if any(isinstance(c, proof_fold) for c in box.children):
+                continue
+            fold = proof_fold()
+            fold.extend(box.children)
+            box.children = []
+            box += fold
+
+
+def register_proof_folds(app: Any) -> None:
+    """The node and the post-transform of folded proofs."""
+    app.add_node(
+        proof_fold,
+        html=(visit_proof_fold, depart_proof_fold),
+        latex=(_pass, _pass),
+        text=(_pass, _pass),
+        man=(_pass, _pass),
+        texinfo=(_pass, _pass),
+    )
+    app.add_post_transform(FoldProofs)
+
+
 def setup(app: Any) -> None:
     app.add_transform(FoldChecks)
+    register_proof_folds(app)

@@ -93,7 +93,67 @@ def test_a_page_folds_its_checks(tmp_path):
     assert "<details" in between and "err = " not in between
 
 
-@pytest.mark.slow  # Chromium
+PROOF_PAGE = """# Page
+
+:::{prf:theorem} A result
+:label: thm-a
+It holds.
+:::
+
+:::{prf:proof}
+The first step.
+
+(step-two)=
+The second step.
+:::
+
+:::{prf:proof}
+Another proof.
+:::
+"""
+
+
+def _proof_site(tmp_path):
+    """A page with a theorem and two proofs, built with sphinx-proof and the
+    book's folding of proofs."""
+    from sphinx.cmd.build import build_main
+
+    from tools.maths_lint import ROOT
+
+    src, out = tmp_path / "src", tmp_path / "html"
+    src.mkdir()
+    (src / "conf.py").write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "extensions = ['myst_nb', 'sphinx_proof']\nnb_execution_mode = 'off'\n"
+        "myst_enable_extensions = ['colon_fence']\n"
+        f"html_static_path = [{str(ROOT / 'bookext' / '_static')!r}]\n"
+        "html_css_files = ['attnlib-book.css']\n"
+        "def setup(app):\n"
+        "    from bookext.folding import register_proof_folds\n"
+        "    register_proof_folds(app)\n"
+    )
+    (src / "index.md").write_text(PROOF_PAGE)
+    assert build_main(["-q", "-b", "html", str(src), str(out)]) == 0
+    return out / "index.html"
+
+
+@pytest.mark.slow  # a Sphinx build
+def test_every_proof_has_its_fold_control_and_the_theorem_none(tmp_path):
+    from tools.check_html import proof_fold_failures
+
+    page = _proof_site(tmp_path).read_text(encoding="utf-8")
+    assert page.count('<div class="proof admonition" id="proof">') == 2
+    assert page.count('<details class="attnlib-proof-fold" open>') == 2
+    assert proof_fold_failures(page, "index.html") == []
+    theorem = page[page.index('class="proof theorem') : page.index("It holds")]
+    assert "<details" not in theorem
+    # without the folding, the page check fails each proof
+    bare = page.replace('<details class="attnlib-proof-fold" open>', "<div>")
+    assert len(proof_fold_failures(bare, "index.html")) == 2
+
+
+@pytest.mark.slow  # a Sphinx build and Chromium
 def test_a_proof_folds_and_unfolds_in_chromium(tmp_path):
     import shutil
 
@@ -102,38 +162,25 @@ def test_a_proof_folds_and_unfolds_in_chromium(tmp_path):
         pytest.skip("the Debian package chromium is not installed")
     from playwright.sync_api import sync_playwright
 
-    from tools.maths_lint import ROOT
-
-    js = ROOT / "bookext" / "_static" / "attnlib-book.js"
-    page_path = tmp_path / "p.html"
-    page_path.write_text(
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>t</title>"
-        f"<script src='{js.as_uri()}'></script></head><body><main>"
-        "<div class='proof proof admonition' id='proof'><p>Proof. The first step.</p>"
-        "<p id='step-two'>The second step.</p></div>"
-        "<div class='theorem admonition' id='thm'><p>A theorem stays.</p></div>"
-        "</main></body></html>",
-        encoding="utf-8",
-    )
+    page_path = _proof_site(tmp_path)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         try:
             page = browser.new_page()
             page.goto(page_path.as_uri(), wait_until="load")
-            button = page.locator("#proof button.attnlib-fold")
-            assert (
-                button.count() == 1 and page.locator("button.attnlib-fold").count() == 1
-            )
-            assert button.get_attribute("aria-expanded") == "true"
-            assert page.locator("#step-two").is_visible()
-            button.click()
+            control = page.locator("summary.attnlib-fold").first
+            assert page.locator("summary.attnlib-fold").count() == 2
+            assert page.locator("#step-two").is_visible()  # open when the page loads
+            assert control.inner_text() == "Hide the proof"
+            control.click()
             assert not page.locator("#step-two").is_visible()
-            assert button.inner_text() == "Show the proof"
-            assert button.get_attribute("aria-expanded") == "false"
+            assert control.inner_text() == "Show the proof"
+            assert control.is_visible()
             page.evaluate("location.hash = '#step-two'")  # a link into the proof
             page.wait_for_function(
-                "() => !document.querySelector('#step-two').closest('[hidden]')"
+                "() => document.querySelector('details.attnlib-proof-fold').open"
             )
-            assert button.inner_text() == "Hide the proof"
+            assert page.locator("#step-two").is_visible()
+            assert control.inner_text() == "Hide the proof"
         finally:
             browser.close()

@@ -17,36 +17,6 @@ document.addEventListener("DOMContentLoaded", function () {
   });
 });
 
-// Proofs can be folded: each proof (sphinx-proof's div.proof with the id "proof",
-// "proof-1", ...) gets a button above it that hides or shows its text. Proofs are
-// open when the page loads; a link to a place inside a folded proof opens it.
-document.addEventListener("DOMContentLoaded", function () {
-  var proofs = document.querySelectorAll("div.proof.admonition[id^='proof']");
-  proofs.forEach(function (proof, k) {
-    var body = document.createElement("div");
-    body.className = "attnlib-proof-body";
-    body.id = "attnlib-proof-body-" + k;
-    while (proof.firstChild) { body.appendChild(proof.firstChild); }
-    var button = document.createElement("button");
-    button.type = "button";
-    button.className = "attnlib-fold";
-    button.setAttribute("aria-controls", body.id);
-    function set(open) {
-      body.hidden = !open;
-      button.setAttribute("aria-expanded", String(open));
-      button.textContent = open ? "Hide the proof" : "Show the proof";
-    }
-    button.addEventListener("click", function () { set(body.hidden); });
-    proof.appendChild(button);
-    proof.appendChild(body);
-    set(true);
-    window.addEventListener("hashchange", function () {
-      var target = document.getElementById(location.hash.slice(1));
-      if (target && body.contains(target)) { set(true); target.scrollIntoView(); }
-    });
-  });
-});
-
 // The page's contents on the right ("On this page") mark the section the reader is
 // in: the last one whose heading is at or above the top of the screen (under the
 // header); at the top of the page, the first; at its end, the last. The theme marks
