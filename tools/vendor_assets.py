@@ -31,8 +31,9 @@ PACKAGES = {
         "sha512-Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/"
         "O9NliPc+x77k1/FEsPsjKPZGJvtRZM1vO+geW0OhGw=="
     ),
-    # the accessibility engine of the page check (tools/check_html.py); not loaded
-    # by the pages
+    # the accessibility engine of the page check (tools/check_html.py), which reads
+    # it from book/_vendor: no page loads it, and the build does not copy it into the
+    # site (bookext/assets.py)
     "axe-core@4.14.1": (
         "sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuF"
         "ooJpZe37OgudVGtQ=="
