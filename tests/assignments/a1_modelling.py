@@ -67,6 +67,31 @@ MISTAKES = [
         "scores": {"q4_derive": 2.0},
     },
     {
+        "name": "Euler step that returns its input",
+        "replace": [
+            (
+                "    Y = X + h * velocity(X, beta, Q=Q, K=K, V=V, "
+                "normalization=normalization)\n"
+                "    return Y / np.linalg.norm(Y, axis=1, keepdims=True)",
+                "    return X",
+            )
+        ],
+        # unit rows, the right shape: the first public test also asks that X moves
+        "scores": {"q3_euler_step": 0.0},
+    },
+    {
+        "name": "d|x|^2/dt given as zero",
+        "replace": [
+            (
+                "norm_rate = sp.factor(sp.expand(2 * x.dot(project_sym(x, y))))",
+                "norm_rate = sp.Integer(0)",
+            )
+        ],
+        # zero on the sphere, as the right answer; the public test also evaluates it
+        # at |x| = 2, where it must not vanish. Part (b) keeps its 2 points.
+        "scores": {"q4_derive": 2.0},
+    },
+    {
         "name": "merging time reported as a step index instead of a time",
         "replace": [
             (
