@@ -25,7 +25,20 @@ from typing import Any
 import numpy as np
 
 from ._results import Trajectory, trajectory
-from ._validation import check_choice, check_int, check_real
+from ._validation import (
+    NORMALIZATIONS,
+    TooManyStepsError,
+    as_angles,
+    as_finite,
+    as_matrix,
+    as_states,
+    check_bool,
+    check_choice,
+    check_finite_result,
+    check_int,
+    check_real,
+    log_max,
+)
 from .angles import CircleModel, simulate_angles
 from .extremisers import energy_flow
 from .meanfield import mean_field, sample_density
@@ -102,9 +115,19 @@ def usa_clock(
     (:math:`c = \beta` for :math:`Q = K = I`).
     """
     beta = check_real(beta, "beta", low=0.0)
-    nq = 1.0 if Q is None else float(np.linalg.norm(Q, 2))
-    nk = 1.0 if K is None else float(np.linalg.norm(K, 2))
-    return beta * nq * nk
+    norms = []
+    for M, name in ((Q, "Q"), (K, "K")):
+        if M is None:
+            norms.append(1.0)
+            continue
+        M = as_matrix(M, name)
+        if M.size == 0:
+            raise ValueError(f"{name} must be a non-empty matrix, got shape {M.shape}")
+        norms.append(float(np.linalg.norm(M, 2)))
+    c = beta * norms[0] * norms[1]
+    return check_finite_result(
+        c, "the USA clock exponent beta |Q|_2 |K|_2", "take beta, Q or K smaller"
+    )
 
 
 def variant_field(
@@ -123,6 +146,7 @@ def variant_field(
     :math:`Q = K = I`): same trajectories, bounded speed. Each call builds a fresh
     model, so the Sinkhorn warm start follows one trajectory.
     """
+    usa_clock_rescaled = check_bool(usa_clock_rescaled, "usa_clock_rescaled")
     model = variant_model(name, beta, Q=Q, K=K)
     if name != "USA" or not usa_clock_rescaled:
         return model.rhs
@@ -148,6 +172,8 @@ def variant_trajectory(
     ``usa_clock_rescaled=False`` it runs in its own time with the step shortened
     to ``0.2 * exp(-c)`` (:func:`usa_clock`) for stability.
     """
+    usa_clock_rescaled = check_bool(usa_clock_rescaled, "usa_clock_rescaled")
+    dt = check_real(dt, "dt", low=0.0, strict_low=True)
     model = variant_model(name, beta, Q=Q, K=K)
     model.check_states(X0, "X0")  # unit rows, dimension: without a field evaluation
     if name == "USA" and not usa_clock_rescaled:
@@ -172,6 +198,14 @@ def particle_run(
     The first ``n`` of ``n_max`` uniform angles drawn with ``seed`` are used, so the
     initial data of different ``n`` are nested.
     """
+    beta = check_real(beta, "beta", low=0.0)
+    n = check_int(n, "n", low=1)
+    t_final = check_real(t_final, "t_final", low=0.0)
+    n_frames = check_int(n_frames, "n_frames", low=1)
+    seed = check_int(seed, "seed")
+    normalization = check_choice(normalization, "normalization", NORMALIZATIONS)
+    if n_max is not None:
+        n_max = check_int(n_max, "n_max", low=1)
     rng = np.random.default_rng(seed)
     th0 = rng.uniform(0, TWO_PI, max(n, n_max or n))[:n]
     times = np.linspace(0, t_final, n_frames)
@@ -192,6 +226,8 @@ def density_run(
 ) -> tuple[Trajectory, np.ndarray]:
     """The SA mean-field density from ``rho0`` and ``n_particles`` particles sampled
     from it (``seed``), at ``times``: ``(density trajectory, angles (T, n))``."""
+    n_particles = check_int(n_particles, "n_particles", low=1)
+    seed = check_int(seed, "seed")
     sol = mean_field(rho0, beta, times=times, normalization="sa", grid_size=grid_size)
     th0 = sample_density(sol.states[0], n_particles, rng=seed)
     model = CircleModel(beta=beta, normalization="sa")
@@ -238,8 +274,9 @@ def preset_model(name: str, seed: int = 0, *, kernel: str = "softmax") -> Model:
 
     ``kernel`` is ``"softmax"`` or ``"l2"``.
     """
-    if name not in GAUSSIAN_PRESETS:
-        raise ValueError(f"name must be one of {tuple(GAUSSIAN_PRESETS)}, got {name!r}")
+    check_choice(name, "name", tuple(GAUSSIAN_PRESETS))
+    seed = check_int(seed, "seed")
+    check_choice(kernel, "kernel", KERNEL_CHOICES)
     spec = GAUSSIAN_PRESETS[name]
     if spec == "random":
         g = np.random.default_rng(seed)
@@ -247,17 +284,36 @@ def preset_model(name: str, seed: int = 0, *, kernel: str = "softmax") -> Model:
         V = np.eye(2) + 0.5 * g.standard_normal((2, 2)) / np.sqrt(2)
     else:
         Q, K, V = spec
-    if kernel not in KERNEL_CHOICES:
-        raise ValueError(f"kernel must be one of {KERNEL_CHOICES}, got {kernel!r}")
     return Model(Q=Q, K=K, V=V, kernel=kernel, sphere=False)
 
 
 def ellipse_points(alpha, Sigma, *, nsig: float = 2.0, num: int = 100) -> np.ndarray:
-    """Points ``(num, 2)`` of the ellipse ``{alpha + nsig Sigma^{1/2} u : |u| = 1}``."""
-    w, U = np.linalg.eigh(0.5 * (np.asarray(Sigma) + np.asarray(Sigma).T))
+    """Points ``(num, 2)`` of the ellipse ``{alpha + nsig Sigma^{1/2} u : |u| = 1}``.
+
+    ``alpha`` has shape ``(2,)``, ``Sigma`` ``(2, 2)`` (its symmetric part is used,
+    negative eigenvalues count as zero), ``nsig >= 0`` and ``num >= 1``.
+
+    Examples
+    --------
+    >>> ellipse_points([1.0, 0.0], np.diag([4.0, 1.0]), nsig=1.0, num=3).round(12)
+    array([[ 3.,  0.],
+           [-1.,  0.],
+           [ 3., -0.]])
+    """
+    alpha = as_finite(alpha, "alpha", ndims=(1,))
+    if alpha.shape != (2,):
+        raise ValueError(f"alpha must have shape (2,), got shape {alpha.shape}")
+    Sigma = as_matrix(Sigma, "Sigma", shape=(2, 2)).astype(np.float64)
+    nsig = check_real(nsig, "nsig", low=0.0)
+    num = check_int(num, "num", low=1)
+    w, U = np.linalg.eigh(0.5 * (Sigma + Sigma.T))
     R = (U * np.sqrt(np.clip(w, 0.0, None))) @ U.T
     th = np.linspace(0.0, 2 * np.pi, num)
-    return np.asarray(alpha) + nsig * np.stack([np.cos(th), np.sin(th)], 1) @ R.T
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = alpha + nsig * np.stack([np.cos(th), np.sin(th)], 1) @ R.T
+    return check_finite_result(
+        out, "the ellipse", "alpha, Sigma or nsig is too large for float64"
+    )
 
 
 #: The result of :func:`cloud_scenario` is an :class:`attnlib.Trajectory` (the name
@@ -283,12 +339,33 @@ def cloud_scenario(
     and, in ``info``, the ODE's ``means`` and ``covariances`` and ``t_star`` (the
     blow-up time of the covariance, ``inf`` if none).
     """
-    probe = integrate_gaussian(model, alpha0, Sigma0, t_final=t_max)
+    n = check_int(n, "n", low=1)
+    seed = check_int(seed, "seed")
+    t_max = check_real(t_max, "t_max", low=0.0, strict_low=True)
+    frames = check_int(frames, "frames", low=2)
+    dt = check_real(dt, "dt", low=0.0, strict_low=True)
+    try:
+        probe = integrate_gaussian(model, alpha0, Sigma0, t_final=t_max)
+    except TooManyStepsError as exc:
+        raise TooManyStepsError(f"t_max = {t_max:g} is too long: {exc}") from exc
     t_end = min(t_max, 0.9 * probe.blowup_time)
+    if not t_end / frames > 0.0:
+        raise ValueError(
+            f"the covariance from Sigma0 blows up at t = {probe.blowup_time:.3g}, too "
+            f"early for {frames} frames in float64; take Sigma0 (or alpha0) smaller"
+        )
     times = np.linspace(0.0, t_end, frames)
     ode = integrate_gaussian(model, alpha0, Sigma0, times=times)
     X0 = sample_gaussian(alpha0, Sigma0, n, rng=seed)
-    tr = simulate(model, X0, times=times, dt=min(dt, t_end / frames), method="rk4")
+    try:
+        tr = simulate(model, X0, times=times, dt=min(dt, t_end / frames), method="rk4")
+    except TooManyStepsError:
+        raise
+    except ValueError as exc:
+        raise ValueError(
+            f"the {n} particles drawn from N(alpha0, Sigma0) leave the float64 range "
+            f"before t = {t_end:.3g}: take alpha0, Sigma0 or t_max smaller ({exc})"
+        ) from exc
     return trajectory(
         times=times,
         states=tr.states,
@@ -318,12 +395,17 @@ EXTREMISER_PRESETS = {
 
 
 def interaction_matrix(preset: str, lam: float) -> np.ndarray:
-    """The matrix ``D`` of a preset of :data:`EXTREMISER_PRESETS` at ``lam``."""
-    if preset not in EXTREMISER_PRESETS:
-        raise ValueError(
-            f"preset must be one of {tuple(EXTREMISER_PRESETS)}, got {preset!r}"
-        )
-    return EXTREMISER_PRESETS[preset][1](float(lam))
+    """The matrix ``D`` of a preset of :data:`EXTREMISER_PRESETS` at ``lam``.
+
+    Examples
+    --------
+    >>> interaction_matrix("diag(1, λ) on S¹", 0.5)
+    array([[1. , 0. ],
+           [0. , 0.5]])
+    """
+    check_choice(preset, "preset", tuple(EXTREMISER_PRESETS))
+    lam = check_real(lam, "lam")
+    return EXTREMISER_PRESETS[preset][1](lam)
 
 
 def extremiser_run(
@@ -338,6 +420,12 @@ def extremiser_run(
     """The energy flow (:func:`attnlib.extremisers.energy_flow`, ``tau = 0.5``,
     energies every five steps) of a preset from ``X0``: ``(D, trajectory)``."""
     D = interaction_matrix(preset, lam)
+    norm = float(np.linalg.norm(D, 2))
+    if norm > log_max(np.float64):
+        raise ValueError(
+            f"lam = {lam:g} gives ||D||_2 = {norm:.3g}: the energy e^(||D||_2) "
+            f"overflows float64 (limit {log_max(np.float64):.1f}); take |lam| smaller"
+        )
     res = energy_flow(
         X0,
         D,
@@ -352,7 +440,13 @@ def extremiser_run(
 
 # ----------------------------------------------------------------- the frontiers
 def scheme_solutions(beta: float, n: int, t_final: float = 200.0) -> dict:
-    """Equiangular solutions of the three schemes on a log time grid."""
+    """Equiangular solutions of the three schemes on a log time grid.
+
+    The grid is ``0`` followed by 120 points from ``0.01`` to ``t_final``, with
+    ``0.01 <= t_final <= 1e4``: at the solver's tolerance (``rtol=1e-12``) a longer
+    grid is slow (``t_final = 1e6`` takes about 40 s, ``1e4`` under a second).
+    """
+    t_final = check_real(t_final, "t_final", low=0.01, high=1e4)
     times = np.concatenate([[0.0], np.logspace(-2, np.log10(t_final), 120)])
     return {
         s: equiangular_scheme(times, beta=beta, n=n, scheme=s)
@@ -369,6 +463,7 @@ def four_clusters(n: int = 64, seed: int = 17) -> tuple[np.ndarray, np.ndarray]:
     theta, labels : ndarrays, shape (n,)
     """
     n = check_int(n, "n", low=4)
+    seed = check_int(seed, "seed")
     rng = np.random.default_rng(seed)
     labels = np.repeat(np.arange(4), int(np.ceil(n / 4)))[:n]
     centres = np.linspace(0.1, 1.9, 4) * np.pi
@@ -389,6 +484,11 @@ def causal_run(
 
     Returns the output times and the angles, shape (T, n).
     """
+    theta0 = as_angles(theta0, "theta0", ndims=(1,))
+    lam = check_real(lam, "lam", low=0.0)
+    t_final = check_real(t_final, "t_final", low=0.0)
+    dt = check_real(dt, "dt", low=0.0, strict_low=True)
+    n_frames = check_int(n_frames, "n_frames", low=1)
     n = theta0.size
     X0 = np.c_[np.cos(theta0), np.sin(theta0)]
     model = CausalModel(beta, slope=lam / n, normalization="positional")
@@ -398,7 +498,13 @@ def causal_run(
 
 
 def voronoi_tokens(k: int = 5, m: int = 30, seed: int = 3) -> np.ndarray:
-    """``k`` hull vertices on the unit circle followed by ``m`` tokens inside."""
+    """``k`` hull vertices on the unit circle followed by ``m`` tokens inside.
+
+    ``k >= 1``, ``m >= 0``; returns an array of shape ``(k + m, 2)``.
+    """
+    k = check_int(k, "k", low=1)
+    m = check_int(m, "m")
+    seed = check_int(seed, "seed")
     rng = np.random.default_rng(seed)
     ang = np.sort(rng.uniform(0, 2 * np.pi, k))
     verts = np.c_[np.cos(ang), np.sin(ang)]
@@ -409,13 +515,29 @@ def voronoi_tokens(k: int = 5, m: int = 30, seed: int = 3) -> np.ndarray:
 def temperature_runs(
     Z0: np.ndarray, beta: float | None, *, t_final: float = 3.0, n_frames: int = 31
 ) -> np.ndarray:
-    """Consensus-form paths, shape (T, n, 2): hardmax if ``beta`` is None."""
+    """Consensus-form paths, shape (T, n, 2): hardmax if ``beta`` is None.
+
+    ``Z0`` has shape ``(n, d)``: free tokens (not on the sphere).
+    """
+    Z0 = as_states(Z0, "Z0", ndims=(2,))
+    if beta is not None:
+        beta = check_real(beta, "beta", low=0.0)
+    t_final = check_real(t_final, "t_final", low=0.0)
+    n_frames = check_int(n_frames, "n_frames", low=1)
     times = np.linspace(0.0, t_final, n_frames)
-    if beta is None:
+    try:
+        if beta is None:
+            return simulate(
+                Hardmax(sphere=False, consensus=True), Z0, times=times, dt=0.01
+            ).states
+        soft = Model(beta=beta, sphere=False)
         return simulate(
-            Hardmax(sphere=False, consensus=True), Z0, times=times, dt=0.01
+            lambda X: soft.rhs(X) - X, Z0, times=times, dt=0.01, sphere=False
         ).states
-    soft = Model(beta=beta, sphere=False)
-    return simulate(
-        lambda X: soft.rhs(X) - X, Z0, times=times, dt=0.01, sphere=False
-    ).states
+    except TooManyStepsError:
+        raise
+    except ValueError as exc:
+        raise ValueError(
+            "the paths from Z0 leave the float64 range: take Z0 (or beta) smaller "
+            f"({exc})"
+        ) from exc

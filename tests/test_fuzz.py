@@ -38,7 +38,7 @@ import attnlib as al
 MODULE_NAMES = (
     "angles attention causal energy ensemble equiangular extremisers gaussian "
     "hardmax integrate kuramoto meanfield metrics noise normalisation phase "
-    "sphere staircase sweep wendel"
+    "scenarios sphere staircase sweep wendel"
 ).split()
 
 (
@@ -58,6 +58,7 @@ MODULE_NAMES = (
     noise,
     normalisation,
     phase,
+    scenarios,
     sphere,
     staircase,
     sweep,
@@ -775,6 +776,129 @@ SPECS = [
         normalisation.scheme_time_to,
         {"level": 0.5, "beta": 1.0, "n": 4, "scheme": "pre", "normalization": "sa"},
     ),
+    # scenarios: the runs behind the chapters' figures and widgets (short runs)
+    Spec(
+        "variant_model",
+        scenarios.variant_model,
+        {"name": "SA", "beta": 2.0, "Q": Q3, "K": Q3},
+    ),
+    Spec("usa_clock", scenarios.usa_clock, {"beta": 2.0, "Q": Q3, "K": Q3}),
+    Spec(
+        "variant_field",
+        lambda **kw: scenarios.variant_field(**kw)(X8),
+        {"name": "USA", "beta": 2.0, "Q": Q3, "K": Q3, "usa_clock_rescaled": True},
+    ),
+    Spec(
+        "variant_trajectory",
+        scenarios.variant_trajectory,
+        {
+            "name": "SA",
+            "X0": X8,
+            "beta": 1.0,
+            "times": [0.0, 0.2],
+            "Q": Q3,
+            "K": Q3,
+            "dt": 0.1,
+            "method": "heun",
+            "usa_clock_rescaled": True,
+        },
+    ),
+    Spec(
+        "particle_run",
+        scenarios.particle_run,
+        {
+            "beta": 1.0,
+            "n": 6,
+            "t_final": 0.5,
+            "n_frames": 3,
+            "seed": 0,
+            "normalization": "sa",
+            "n_max": 8,
+        },
+    ),
+    Spec(
+        "density_run",
+        scenarios.density_run,
+        {
+            "rho0": np.full(16, 1 / (2 * np.pi)),
+            "beta": 1.0,
+            "times": [0.0, 0.1],
+            "n_particles": 5,
+            "grid_size": 16,
+            "seed": 0,
+        },
+    ),
+    Spec(
+        "preset_model",
+        scenarios.preset_model,
+        {"name": "decay to a point (Q = -I)", "seed": 0, "kernel": "softmax"},
+    ),
+    Spec(
+        "ellipse_points",
+        scenarios.ellipse_points,
+        {"alpha": ALPHA, "Sigma": SIG, "nsig": 2.0, "num": 10},
+    ),
+    Spec(
+        "cloud_scenario",
+        scenarios.cloud_scenario,
+        {
+            "model": attention.Model(Q=-np.eye(2), sphere=False),
+            "alpha0": ALPHA,
+            "Sigma0": SIG,
+            "n": 10,
+            "seed": 0,
+            "t_max": 0.2,
+            "frames": 3,
+            "dt": 0.05,
+        },
+    ),
+    Spec(
+        "interaction_matrix",
+        scenarios.interaction_matrix,
+        {"preset": "diag(1, λ) on S¹", "lam": 0.5},
+    ),
+    Spec(
+        "extremiser_run",
+        scenarios.extremiser_run,
+        {
+            "preset": "diag(1, λ) on S¹",
+            "lam": 0.5,
+            "X0": al.sample_sphere(5, 2, rng=0),
+            "direction": "ascent",
+            "metric": "wasserstein",
+            "steps": 5,
+        },
+    ),
+    Spec(
+        "scheme_solutions",
+        scenarios.scheme_solutions,
+        {"beta": 1.0, "n": 4, "t_final": 2.0},
+    ),
+    Spec("four_clusters", scenarios.four_clusters, {"n": 8, "seed": 17}),
+    Spec(
+        "causal_run",
+        scenarios.causal_run,
+        {
+            "theta0": TH,
+            "beta": 1.0,
+            "lam": 1.0,
+            "t_final": 0.05,
+            "dt": 0.05,
+            "n_frames": 3,
+        },
+    ),
+    Spec("voronoi_tokens", scenarios.voronoi_tokens, {"k": 5, "m": 6, "seed": 3}),
+    Spec(
+        "temperature_runs",
+        scenarios.temperature_runs,
+        {"Z0": 0.5 * X8[:, :2], "beta": 2.0, "t_final": 0.05, "n_frames": 3},
+        # t_final = 1e3 is a valid run of 10^5 steps (dt is fixed at 0.01): slow on a
+        # busy machine, not hostile
+        values={
+            "t_final": [np.nan, np.inf, -np.inf, -1.0, 0.0, 1e300, 1e-300, -1e-300]
+            + ["1.0", [1.0, 2.0]]
+        },
+    ),
 ]
 
 #: Callables that only hold results (frozen dataclasses filled by the library): they
@@ -813,6 +937,7 @@ INF_OK = {
     "integrate_gaussian": {"blowup_time"},
     "merge_flow": {"merge_times"},
     "four_particle_ratio": {""},  # inf where x_2 = 0
+    "cloud_scenario": {"t_star"},  # inf: the covariance does not blow up
 }
 
 FUZZED_MODULES = tuple(sys.modules[f"attnlib.{name}"] for name in MODULE_NAMES)
