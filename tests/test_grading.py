@@ -2730,3 +2730,19 @@ def test_a_lecturer_without_root_gets_sandboxes_bounded_in_inodes(monkeypatch):
     for where in ("/tmp", "/dev/shm"):
         n, err = made[where]
         assert n < 500 and err == errno.ENOSPC, made
+
+
+def test_the_separator_is_the_one_that_makes_a_student_column(tmp_path):
+    """A sheet that moved the student column away from the first place, saved
+    with ``;`` (or a tab) and a byte-order mark, is read with its separator."""
+    path = tmp_path / "gradebook.csv"
+    for sep in (";", "\t", ","):
+        out = io.StringIO()
+        writer = csv.writer(out, delimiter=sep, lineterminator="\r\n")
+        writer.writerows([["comment", "student", "q3"], ["late, see", "0042", "1,5"]])
+        path.write_bytes(b"\xef\xbb\xbf" + out.getvalue().encode())
+        book = cwgrade.read_gradebook(path)
+        assert book.delimiter == sep and book.bom, (sep, book.delimiter)
+        assert book.rows == [
+            {"comment": "late, see", "student": "0042", "q3": "1,5"}
+        ], book.rows
