@@ -69,3 +69,10 @@ def test_the_page_check_fails_a_page_that_shows_the_set_up(tmp_path, monkeypatch
     shown = pages._page(slug, built, tmp_path)
     assert "def _short_check(" in shown
     assert grader_setup_failures(shown, "a9.html")
+
+
+def test_the_page_check_reads_the_folder_the_pages_are_written_to():
+    from tools.check_html import ASSIGNMENT_PAGES
+    from tools.coursework.common import GENERATED, ROOT
+
+    assert (GENERATED / "assignments").relative_to(ROOT).parts == ASSIGNMENT_PAGES

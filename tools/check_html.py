@@ -648,6 +648,8 @@ def footer_failures(page: Path, root: Path, repository: str) -> list[str]:
     return failures
 
 
+# where the assignment pages are (tools/coursework/pages.py)
+ASSIGNMENT_PAGES = ("book", "coursework", "generated", "assignments")
 # the grader's set-up: otter's cell and the one that shortens its messages
 GRADER_SETUP = ("otter.Notebook(", "def _short_check(", "run_doctest = _short_check")
 
@@ -913,7 +915,7 @@ def main(root: Path, shots: Path | None = None, same_as: Path | None = None) -> 
         parts = page.relative_to(root).parts
         if not ({"_static", "lite"} & set(parts)) and redirect_target(page) is None:
             failures += footer_failures(page, root, repository)
-        if parts[:2] == ("book", "coursework"):
+        if parts[:4] == ASSIGNMENT_PAGES:  # not the guide, which explains otter
             failures += grader_setup_failures(text, rel)
     failures += shipped_failures(root)
     script_weights = {}
