@@ -28,7 +28,7 @@ try:
     import sympy as sp
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "attnlib.symbolic needs sympy: pip install 'attnlib[symbolic]' (or sympy)"
+        "attnlib.symbolic needs sympy: pip install sympy"
     ) from exc
 
 from ._validation import NORMALIZATIONS, check_choice, check_int
