@@ -27,9 +27,7 @@ from typing import Any
 try:
     import sympy as sp
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "attnlib.symbolic needs sympy: pip install sympy"
-    ) from exc
+    raise ImportError("attnlib.symbolic needs sympy: pip install sympy") from exc
 
 from ._validation import NORMALIZATIONS, check_choice, check_int
 
