@@ -57,7 +57,7 @@ def _build(tmp_path, repository: str = "", pdf_version: str | None = None):
     (src / "conf.py").write_text(
         "import sys\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "extensions = ['myst_parser']\n"
+        "extensions = []\n"
         "html_theme = 'sphinx_book_theme'\n"
         f"html_theme_options = {{'repository_url': {repository!r}}}\n"
         f"html_sidebars = {sidebars!r}\n"
@@ -69,7 +69,7 @@ def _build(tmp_path, repository: str = "", pdf_version: str | None = None):
         "    assets.setup(app)\n"
         "    sitelinks.setup(app)\n"
     )
-    (src / "index.md").write_text("# Clouds\n\nThe covariance grows.\n")
+    (src / "index.rst").write_text("Clouds\n======\n\nThe covariance grows.\n")
     html = build / "html"
     assert build_main(["-q", "-b", "html", str(src), str(html)]) == 0
     return html
