@@ -546,6 +546,7 @@ RECIPE_SCORES = {
     "velocity without the tangent projection": 0.0,
     "USA instead of SA normalisation (divides by n, not by Z_i)": 0.0,
     "Euler step without the retraction": 0.0,
+    "Euler step that returns its input": 0.0,
 }
 
 
