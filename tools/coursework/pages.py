@@ -103,9 +103,10 @@ def _page(slug: str, built: Path, page_dir: Path = GENERATED / "assignments") ->
     total = fmt(info["points"])
     lines += [
         f"Download the notebook: {{download}}`{slug}.ipynb <../notebooks/{slug}.ipynb>`"
-        " (open it in JupyterLab, e.g. with `make lab`, or in any Jupyter with "
-        "`attnlib` installed). Each question ends with a `grader.check` cell that "
-        "runs its public tests.",
+        " (its first cell installs `attnlib` and the grader's checks where they are "
+        "missing, from the wheel in the assignment's zip above; or open it with "
+        "`make lab` in a clone of the book). Each question ends with a "
+        "`grader.check` cell that runs its public tests.",
         "",
         "| question | points | graded |",
         "| --- | --- | --- |",
