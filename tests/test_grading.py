@@ -1715,6 +1715,83 @@ NEEDS_BWRAP = pytest.mark.skipif(
 
 
 @NEEDS_BWRAP
+@NEEDS_BWRAP
+def test_a_sandbox_can_take_no_lock_lease_or_watch_another_sandbox_sees():
+    """Two sandboxes graded at once see the same read-only files: a lock on one
+    (flock, or fcntl's on a file opened read-only) or a watch on its opens would
+    carry answers from the sandbox with attnlib to the one without it. The
+    filter of system calls refuses them; querying a lock (F_GETLK) and other
+    fcntl commands still work, and matplotlib still draws."""
+    code = (
+        "import ctypes, errno, fcntl, os, struct\n"
+        "fd = os.open(os.__file__, os.O_RDONLY)\n"
+        "lk = lambda kind: struct.pack('hhqqi4x', kind, 0, 5, 1, 0)\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "def sys(n, *a):\n"
+        "    r = libc.syscall(n, *a)\n"
+        "    return 'ok' if r >= 0 else errno.errorcode[ctypes.get_errno()]\n"
+        "tries = {\n"
+        "    'flock': lambda: fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB),\n"
+        "    'F_SETLK': lambda: fcntl.fcntl(fd, fcntl.F_SETLK, lk(fcntl.F_RDLCK)),\n"
+        "    'F_SETLKW': lambda: fcntl.fcntl(fd, fcntl.F_SETLKW, lk(fcntl.F_RDLCK)),\n"
+        "    'F_OFD_SETLK': lambda: fcntl.fcntl(fd, 37, lk(fcntl.F_RDLCK)),\n"
+        "    'F_SETLEASE': lambda: fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK),\n"
+        "    'F_NOTIFY': lambda: fcntl.fcntl(os.open('/usr', os.O_RDONLY),\n"
+        "                                    fcntl.F_NOTIFY, fcntl.DN_ACCESS),\n"
+        "    'F_GETLK': lambda: fcntl.fcntl(fd, fcntl.F_GETLK, lk(fcntl.F_WRLCK)),\n"
+        "    'F_GETFD': lambda: fcntl.fcntl(fd, fcntl.F_GETFD),\n"
+        "}\n"
+        "out = {}\n"
+        "for name, f in tries.items():\n"
+        "    try:\n"
+        "        f()\n"
+        "        out[name] = 'ok'\n"
+        "    except OSError as exc:\n"
+        "        out[name] = errno.errorcode[exc.errno]\n"
+        "import platform\n"
+        "nr = {'x86_64': (294, 300), 'aarch64': (26, 262)}[platform.machine()]\n"
+        "out['inotify_init1'] = sys(nr[0], 0)\n"
+        "out['fanotify_init'] = sys(nr[1], 0, 0)\n"
+        "import matplotlib.pyplot as plt\n"
+        "plt.plot([0, 1], [1, 0])\n"
+        "plt.savefig('/tmp/f.png')\n"
+        "out['plot'] = 'ok' if os.path.getsize('/tmp/f.png') > 1000 else 'empty'\n"
+        "print(out)\n"
+    )
+    proc, group = _in_sandbox(code, sandbox.Limits(cpu=30))
+    if group is not None:
+        group.remove()
+    assert proc.returncode == 0, proc.stderr
+    import ast
+
+    seen = ast.literal_eval(proc.stdout.strip().splitlines()[-1])
+    refused = ["flock", "F_SETLK", "F_SETLKW", "F_OFD_SETLK", "F_SETLEASE"]
+    refused += ["F_NOTIFY", "inotify_init1", "fanotify_init"]
+    assert {k: seen[k] for k in refused} == dict.fromkeys(refused, "EPERM"), seen
+    assert seen["F_GETLK"] == seen["F_GETFD"] == seen["plot"] == "ok", seen
+
+
+def test_the_filter_of_system_calls_fails_closed():
+    """The filter knows its system call numbers per architecture: elsewhere no
+    sandbox starts (rather than one without the filter)."""
+    import struct
+
+    with pytest.raises(common.CourseworkError, match="riscv64"):
+        sandbox.seccomp_program("riscv64")
+    for machine, arch in (("x86_64", 0xC000003E), ("aarch64", 0xC00000B7)):
+        program = sandbox.seccomp_program(machine)
+        assert len(program) % 8 == 0
+        code = [
+            struct.unpack("=HBBI", program[i : i + 8])
+            for i in range(0, len(program), 8)
+        ]
+        # the architecture is checked first, a foreign one kills the process
+        assert code[0] == (0x20, 0, 0, 4) and code[1][3] == arch
+        assert code[2 + code[1][2]][3] == 0x80000000
+        flock = sandbox.SYSCALLS[machine]["denied"]["flock"]
+        assert any(op == 0x15 and k == flock for op, _, _, k in code)
+
+
 def test_a_notebook_cannot_make_a_user_namespace_of_its_own():
     """In a user namespace of its own a notebook would be root and could mount a
     tmpfs of half the machine's memory; bubblewrap's --disable-userns forbids

@@ -469,3 +469,138 @@ ATTACKS = [
         "flagged": False,
     },
 ]
+
+
+# A relay between two sandboxes that run at the same time: the one with attnlib
+# answers the calls of the one without it, through advisory locks on a file both
+# see read-only (a read lock on byte N of a shared file is a byte the other side
+# reads with F_GETLK; flock and fcntl locks need no write access). ``serve``: the
+# sandbox with the library answers on ``channel``; ``ask``: the sandbox without it
+# asks on ``channel`` for the "implement" functions of a1.
+RELAY = """\
+import os, json, struct, fcntl, threading, time
+import attnlib as _lib
+_HAS_LIB = _lib.__file__ is not None  # None in the grader's stand-in
+_FD = os.open(os.path.join(os.path.dirname(os.__file__), 'this.py'), os.O_RDONLY)
+_F = 'hhqqi4x'
+_REQ = CHANNEL << 40
+_RESP = _REQ + (1 << 36)
+def _lk(start, length=1, kind=fcntl.F_RDLCK):
+    fcntl.fcntl(_FD, fcntl.F_SETLK, struct.pack(_F, kind, 0, start, length, 0))
+def _probe(start, length):
+    q = struct.pack(_F, fcntl.F_WRLCK, 0, start, length, 0)
+    kind, _w, found, _l, _p = struct.unpack(_F, fcntl.fcntl(_FD, fcntl.F_GETLK, q))
+    return None if kind == fcntl.F_UNLCK else found - start
+def _send(region, data):
+    _lk(region, 1 << 35, fcntl.F_UNLCK)
+    for i, b in enumerate(b'%016d' % len(data) + data):
+        _lk(region + 512 * (i + 1) + b)
+    _lk(region)  # ready, last
+def _recv(region):
+    if _probe(region, 1) is None:
+        return None
+    n = int(bytes(_probe(region + 512 * (i + 1), 256) for i in range(16)))
+    return bytes(_probe(region + 512 * (i + 17), 256) for i in range(n))
+def _enc(x):
+    if isinstance(x, np.ndarray):
+        return {'nd': x.tolist()}
+    if isinstance(x, (list, tuple)):
+        return [_enc(v) for v in x]
+    if isinstance(x, dict):
+        return {'kw': {k: _enc(v) for k, v in x.items()}}
+    return x.item() if isinstance(x, np.generic) else x
+def _dec(x):
+    if isinstance(x, dict) and 'nd' in x:
+        return np.array(x['nd'])
+    if isinstance(x, dict):
+        return {k: _dec(v) for k, v in x['kw'].items()}
+    return [_dec(v) for v in x] if isinstance(x, list) else x
+_DONE = [None, time.time() + 60]
+def _serve(funcs):
+    while True:
+        try:
+            req = json.loads(_recv(_REQ) or b'null')
+            if req and req['id'] != _DONE[0]:
+                try:
+                    f = funcs[req['f']]
+                    out = {'ok': _enc(f(*_dec(req['a']), **_dec(req['k'])))}
+                except Exception as exc:
+                    out = {'err': repr(exc)}
+                out['id'] = _DONE[0] = req['id']
+                _send(_RESP, json.dumps(out).encode())
+                _DONE[1] = time.time() + 20
+        except Exception:
+            pass
+        time.sleep(0.002)
+def _ask(f, a, k):
+    tag = time.time_ns()
+    _send(_REQ, json.dumps({'id': tag, 'f': f, 'a': _enc(a), 'k': _enc(k)}).encode())
+    end = time.time() + 30
+    while time.time() < end:
+        try:
+            r = json.loads(_recv(_RESP) or b'null')
+        except Exception:
+            r = None
+        if r and r['id'] == tag:
+            _lk(_REQ, 1 << 35, fcntl.F_UNLCK)
+            if 'err' in r:
+                raise ValueError(r['err'])
+            return _dec(r['ok'])
+        time.sleep(0.002)
+    raise TimeoutError('no answer')
+if _HAS_LIB:
+    from attnlib import Model as _M, simulate as _S
+    def attention_matrix(X, beta, Q=None, K=None, normalization='sa'):
+        return _M(beta=beta, Q=Q, K=K, normalization=normalization).attention(X)
+    def velocity(X, beta, Q=None, K=None, V=None, normalization='sa'):
+        return _M(beta=beta, Q=Q, K=K, V=V, normalization=normalization).velocity(X)
+    def euler_step(X, h, beta, Q=None, K=None, V=None, normalization='sa'):
+        m = _M(beta=beta, Q=Q, K=K, V=V, normalization=normalization)
+        return _S(m, X, t_final=h, dt=h, method='euler').final
+    if SERVE:
+        _funcs = {'attention_matrix': attention_matrix, 'velocity': velocity,
+                  'euler_step': euler_step}
+        threading.Thread(target=_serve, args=(_funcs,), daemon=True).start()
+        while time.time() < _DONE[1]:  # stay while the other side asks
+            time.sleep(0.2)
+if ASK and not _HAS_LIB:
+    def attention_matrix(*a, **k):
+        return _ask('attention_matrix', a, k)
+    def velocity(*a, **k):
+        return _ask('velocity', a, k)
+    def euler_step(*a, **k):
+        return _ask('euler_step', a, k)
+"""
+
+
+def relay(channel: int, serve: bool, ask: bool) -> str:
+    """The cell of a relay on ``channel`` (see :data:`RELAY`)."""
+    return (
+        RELAY.replace("CHANNEL", str(channel))
+        .replace("SERVE", str(serve))
+        .replace("ASK", str(ask))
+    )
+
+
+ATTACKS += [
+    {
+        "name": "relay within one submission: the sandbox with attnlib answers",
+        "base": "solution",
+        "append": [relay(1, serve=True, ask=True)],
+        # the implement questions (11 points) need the relay
+        "max_total": 7,
+    },
+    {
+        # graded at the same time as the next one (JOBS=2, sorted by name)
+        "name": "relay between submissions 1: serves attnlib",
+        "base": "student",
+        "append": [relay(2, serve=True, ask=False)],
+        "max_total": 0,
+    },
+    {
+        "name": "relay between submissions 2: asks submission 1",
+        "base": "solution",
+        "append": [relay(2, serve=False, ask=True)],
+        "max_total": 7,
+    },
+]

@@ -67,6 +67,20 @@ HONEST = [
         ],
     },
     {
+        # matplotlib's font cache and its lock file live in the sandbox's own
+        # MPLCONFIGDIR, so no lock is shared (the sandbox refuses flock and fcntl's)
+        "name": "a figure",
+        "append": [
+            "import matplotlib.pyplot as plt\n"
+            "_fig, _ax = plt.subplots()\n"
+            "_ax.plot(np.arange(5), np.arange(5) ** 2, label='squares')\n"
+            "_ax.set_title('a figure')\n"
+            "_ax.legend()\n"
+            "_fig.savefig('figure.png')\n"
+            "plt.close(_fig)\n"
+        ],
+    },
+    {
         "name": "many threads",
         "append": [
             "import time\n"

@@ -17,7 +17,24 @@ The student's notebook runs in :mod:`.harness` inside a sandbox that has
   works: it needs unprivileged user namespaces);
 - as root: an unprivileged user of its own (no capabilities), so that the limits on
   processes count this sandbox only;
-- limits (:class:`Limits`) on CPU time, memory, file size, open files and processes.
+- limits (:class:`Limits`) on CPU time, memory, file size, open files and processes;
+- nothing shared with any other sandbox running at the same time (the other one of
+  the same submission, or those of another submission graded beside it): its own
+  writable files (the ``tmpfs`` above, into which the harness copies matplotlib's
+  font list, so that matplotlib's cache and its lock file are private too), its
+  own System V and POSIX IPC (``--unshare-ipc``), network (abstract Unix sockets
+  included) and processes; and, since the read-only files above are the same
+  files in every sandbox, a filter of system calls (``--seccomp``,
+  :func:`seccomp_program`) that refuses what would signal through them: advisory
+  locks (``flock``; ``fcntl``'s F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW),
+  leases (F_SETLEASE), watches on their opens (``inotify``, ``fanotify``,
+  ``F_NOTIFY``), and the kernel's keyrings. Without it, the sandbox with attnlib
+  answered the calls of the one without it through read locks on a file of the
+  standard library (tests/assignments/attacks.py, "relay"). Chosen over running
+  the sandboxes one after the other, which costs half the speed and still leaves
+  two notebooks graded at once side by side. What the filter leaves is timing
+  (the load of the machine), a channel too slow and noisy to carry a test's
+  answers within the CPU limits.
 
 The notebooks graded at once hold, each, two sandboxes and a tester: their memory
 limits together are kept within the machine's memory (:func:`fit_memory`: fewer
@@ -720,6 +737,158 @@ def _parents(binds: list[str]) -> list[str]:
     return out
 
 
+# --- the filter of system calls (seccomp) -------------------------------------
+#
+# Each sandbox already has its own writable files (a tmpfs at /tmp and at
+# /dev/shm), its own System V and POSIX IPC (--unshare-ipc), network (abstract
+# Unix sockets included) and processes. What the sandboxes of a run still share
+# are the read-only binds (/usr, Python, the environment, the harness, attnlib,
+# matplotlib's font list), and through the kernel a file seen by two sandboxes
+# carries signals even when nobody can write it: an advisory lock (flock, or a
+# POSIX/OFD byte-range lock, both allowed on a file opened read-only; a read
+# lock on byte N of a shared file is a byte another sandbox reads with F_GETLK),
+# a lease, and a watch on its opens (inotify, fanotify, dnotify's F_NOTIFY).
+# A sandbox with the library could so answer the calls of the sandbox without
+# it (of the same notebook, or of another notebook graded at the same time).
+# Those calls fail in every sandbox with EPERM; so do the kernel's keyrings
+# (add_key, request_key, keyctl), which are shared by user id. Nothing a
+# notebook of this book runs needs them: numpy, scipy, sympy, IPython (its
+# history is off) and matplotlib (whose cache lock is a file made with O_EXCL
+# in its private MPLCONFIGDIR) take no such lock. Running the sandboxes one
+# after the other would close the channel too, but halves the speed and still
+# leaves two notebooks graded at once side by side: the filter closes it for
+# any number of sandboxes at once.
+#
+# The program is classic BPF, assembled here (no dependency) for the machine's
+# architecture; an unknown architecture fails closed (no sandbox is started),
+# and a call made under another ABI than the native one (i386 or x32 on
+# x86_64, arm32 on aarch64) kills the process.
+
+#: system call numbers: x86_64 from arch/x86/entry/syscalls/syscall_64.tbl,
+#: aarch64 from the generic table (include/uapi/asm-generic/unistd.h), which
+#: has no inotify_init (inotify_init1 only)
+SYSCALLS = {
+    "x86_64": {
+        "audit_arch": 0xC000003E,  # AUDIT_ARCH_X86_64
+        "x32_bit": 0x40000000,  # __X32_SYSCALL_BIT: x32 calls are refused
+        "fcntl": 72,
+        "denied": {
+            "flock": 73,
+            "inotify_init": 253,
+            "inotify_add_watch": 254,
+            "inotify_init1": 294,
+            "fanotify_init": 300,
+            "fanotify_mark": 301,
+            "add_key": 248,
+            "request_key": 249,
+            "keyctl": 250,
+        },
+    },
+    "aarch64": {
+        "audit_arch": 0xC00000B7,  # AUDIT_ARCH_AARCH64
+        "x32_bit": None,
+        "fcntl": 25,
+        "denied": {
+            "flock": 32,
+            "inotify_init1": 26,
+            "inotify_add_watch": 27,
+            "fanotify_init": 262,
+            "fanotify_mark": 263,
+            "add_key": 217,
+            "request_key": 218,
+            "keyctl": 219,
+        },
+    },
+}
+#: fcntl commands refused (the same numbers on both): F_SETLK, F_SETLKW,
+#: F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE, F_NOTIFY. F_GETLK and F_OFD_GETLK
+#: stay allowed: with no lock set anywhere they only ever answer "unlocked"
+FCNTL_DENIED = {"F_SETLK": 6, "F_SETLKW": 7, "F_OFD_SETLK": 37, "F_OFD_SETLKW": 38}
+FCNTL_DENIED.update(F_SETLEASE=1024, F_NOTIFY=1026)
+DENY_ERRNO = 1  # EPERM
+
+_LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
+_ALLOW, _ERRNO, _KILL = 0x7FFF0000, 0x00050000, 0x80000000
+# offsets in struct seccomp_data: nr, arch, then args[6] of 8 bytes from 16; the
+# low 32 bits of args[1] (fcntl's cmd, an unsigned int to the kernel) on these
+# little-endian machines
+_NR, _ARCH, _ARG1_LOW = 0, 4, 24
+
+
+def seccomp_program(machine: str | None = None) -> bytes:
+    """The filter (an array of ``struct sock_filter``) that bubblewrap installs
+    with ``--seccomp``, for ``machine`` (default: this one's,
+    :func:`platform.machine`). Raises :class:`CourseworkError` for an
+    architecture whose system call numbers are not in :data:`SYSCALLS`."""
+    import platform
+    import struct
+
+    machine = machine or platform.machine()
+    table = SYSCALLS.get({"arm64": "aarch64", "amd64": "x86_64"}.get(machine, machine))
+    if table is None:
+        raise CourseworkError(
+            f"the sandbox's filter of system calls knows x86_64 and aarch64, not "
+            f"{machine!r}: grading refuses to run without it (add the numbers "
+            f"to sandbox.SYSCALLS)"
+        )
+    # (code, jump-if-true label, jump-if-false label, k); labels are resolved
+    code: list[tuple] = [
+        (_LD_W_ABS, None, None, _ARCH),
+        (_JEQ_K, None, "kill", table["audit_arch"]),
+        (_LD_W_ABS, None, None, _NR),
+    ]
+    if table["x32_bit"]:
+        code.append((_JGE_K, "kill", None, table["x32_bit"]))
+    for nr in table["denied"].values():
+        code.append((_JEQ_K, "deny", None, nr))
+    code.append((_JEQ_K, "fcntl", None, table["fcntl"]))
+    code.append((_RET_K, None, None, _ALLOW))
+    labels = {"fcntl": len(code)}
+    code.append((_LD_W_ABS, None, None, _ARG1_LOW))
+    for cmd in FCNTL_DENIED.values():
+        code.append((_JEQ_K, "deny", None, cmd))
+    code.append((_RET_K, None, None, _ALLOW))
+    labels["deny"] = len(code)
+    code.append((_RET_K, None, None, _ERRNO | DENY_ERRNO))
+    labels["kill"] = len(code)
+    code.append((_RET_K, None, None, _KILL))
+    out = b""
+    for i, (op, jt, jf, k) in enumerate(code):
+        jumps = [0 if j is None else labels[j] - i - 1 for j in (jt, jf)]
+        assert all(0 <= j < 256 for j in jumps), jumps
+        out += struct.pack("=HBBI", op, jumps[0], jumps[1], k)
+    return out
+
+
+SECCOMP_FD = 9  # the descriptor bubblewrap reads the filter from
+
+
+@lru_cache(maxsize=1)
+def seccomp_file() -> str:
+    """A file holding :func:`seccomp_program`, written once per grading process
+    (``_build/.grader-seccomp/<digest>.bpf``): the command opens it as
+    descriptor :data:`SECCOMP_FD` for bubblewrap, so that the command runs as it
+    is, with no descriptor to pass."""
+    import hashlib
+
+    program = seccomp_program()
+    folder = ROOT / "_build" / ".grader-seccomp"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{hashlib.sha256(program).hexdigest()[:16]}.bpf"
+    if not path.exists() or path.read_bytes() != program:
+        work = folder / f".{os.getpid()}.tmp"
+        work.write_bytes(program)
+        os.chmod(work, 0o644)
+        work.rename(path)
+    return str(path)
+
+
+def with_seccomp(cmd: list[str]) -> list[str]:
+    """``cmd`` (which passes ``--seccomp`` :data:`SECCOMP_FD` to bubblewrap) run
+    with the filter's file open as that descriptor."""
+    return ["/bin/sh", "-c", f'exec "$@" {SECCOMP_FD}<"$0"', seccomp_file(), *cmd]
+
+
 def library_copies() -> list[str]:
     """Folders named ``attnlib`` on this Python's path other than this checkout's
     (an installed copy in the environment, which the sandbox binds)."""
@@ -827,6 +996,8 @@ def command(
         args += ["--perms", "1777", "--size", str(limits.shm_mb * 2**20)]
         args += ["--tmpfs", "/dev/shm"]
     args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+    # no lock, lease or watch on a file another sandbox sees (SYSCALLS)
+    args += ["--seccomp", str(SECCOMP_FD)]
     args += ["--unshare-cgroup-try", "--hostname", "sandbox"]
     args += ["--die-with-parent", "--new-session"]
     if os.geteuid() == 0:
@@ -853,7 +1024,7 @@ def command(
             env["GRADER_SCRATCH"] = scratch  # removed by the tester at the end
         args.append("--")
     args += [*python, f"{INSIDE}/harness.py", _json(settings)]
-    return args, env
+    return with_seccomp(args), env
 
 
 def _json(obj) -> str:
