@@ -33,7 +33,7 @@ import pytest
 import sympy as sp
 
 from tests.assignments import attack_notebook, builds, code_cell
-from tests.assignments.attacks import ATTACKS
+from tests.assignments.attacks import ATTACKS, disguised
 from tests.assignments.honest import HONEST, honest_notebook
 from tools.coursework import build as cwbuild
 from tools.coursework import common, masters, sandbox, scan, tester, wire
@@ -919,10 +919,50 @@ def test_scan_flags_what_a_human_should_read():
         "import multiprocessing as m\nm.Process(target=f).start()": "m.Process",
         "from multiprocessing import Process": "multiprocessing.Process",
         "from multiprocessing.connection import Client": "multiprocessing.connection",
+        # code brought in at run time: packed data, Python files, the import system
+        "import zlib": "zlib",
+        "import base64 as b": "base64",
+        "from lzma import decompress": "lzma",
+        f"blob = '{'QUJD' * 600}'": "2400 characters of encoded data",
+        f"blob = {bytes(range(256)) * 5!r}": "bytes literal of 1280 bytes",
+        "open('mine.py', 'w').write(code)": "'mine.py'",
+        "%%writefile mine.py\nx = 1": "'mine.py'",
+        "%run helper.py": "%run",
+        "import sys\nsys.path.insert(0, '.')": "sys.path",
+        "import sys\nsys.meta_path.append(f)": "sys.meta_path",
+        "import importlib.util as u\nu.spec_from_file_location('m', p)": "importlib",
+        "import attnlib_copy": "attnlib_copy, which is not installed",
+        "from mylib.attention import Model": "mylib, which is not installed",
     }
     for code, word in cases.items():
         found = scan.scan_cells([code])
         assert any(word in f for f in found), (code, found)
+    # installed and standard modules, relative imports and short literals are not
+    assert (
+        scan.scan_cells(
+            [
+                "import numpy, scipy.linalg, json, attnlib\n"
+                "from . import x\n"
+                "s = 'QUJD' * 9"
+            ]
+        )
+        == []
+    )
+
+
+def test_the_books_install_cell_is_not_a_finding(monkeypatch):
+    """The install cell the book writes at the top of its notebooks uses
+    importlib, subprocess and urllib: the book's rule (common.exempt_cells) lets
+    the scan pass over that exact cell, and over no changed copy of it."""
+    from tests.assignments.honest import install_cell
+
+    cell = install_cell()
+    assert scan.scan_cells([cell]) == []
+    changed = cell.replace("\nif ", "\nimport socket\nif ", 1)
+    assert changed != cell and scan.scan_cells([changed])
+    monkeypatch.setattr(scan, "exempt_cells", lambda: [])
+    found = scan.scan_cells([cell])
+    assert any("subprocess" in f for f in found), found
 
 
 def test_a_copy_of_the_librarys_code_is_found_under_any_name():
@@ -940,6 +980,14 @@ def test_a_copy_of_the_librarys_code_is_found_under_any_name():
     )
     for cells in (
         [src],
+        # disguised: no-op statements, another docstring, renamed variables
+        [disguised("attention_weights", "w")],
+        [disguised("attention_weights", "w", rename=True)],
+        [
+            disguised("attention_weights", "w", rename=True).replace(
+                '"""My own weights."""', "L = L\n    ...\n    my_L"
+            )
+        ],
         ["%%writefile mylib.py\n" + src],
         ["%%bash\ncat > /tmp/m.py <<'PY'\n" + src + "\nPY\n"],
         [f"code = {src!r}\nexec(code)"],
@@ -2213,6 +2261,13 @@ def test_copies_of_the_solution_or_of_a_classmate_are_flagged():
         "eve.ipynb": list(blank),
         "fay.ipynb": ["def f(x):\n    return 3 * x\n"],
         "gus.ipynb": list(solution),
+        # the solution with comments, a comment-only cell and an empty cell
+        "hal.ipynb": [
+            "# my work\nimport numpy as np  # arrays",
+            "# TODO: check",
+            "",
+            "def f(x):\n    # twice\n    return 2 * x  # done\n",
+        ],
     }
     grades = {
         rel: cwgrade.Grade(rel[:3], "graded", scores={"q1": 3.0}) for rel in notebooks
@@ -2222,8 +2277,9 @@ def test_copies_of_the_solution_or_of_a_classmate_are_flagged():
     status = {g.student: (g.status, g.reason) for g in grades.values()}
     assert status["ann"] == (
         "flagged",
-        "flagged: the same code as the solution notebook; the same code as gus",
+        "flagged: the same code as the solution notebook; the same code as gus, hal",
     )
+    assert status["hal"][1].startswith("flagged: the same code as the solution")
     assert status["bob"] == ("flagged", "flagged: the same code as cat")
     assert status["cat"] == ("flagged", "flagged: the same code as bob")
     for name in ("dan", "eve", "fay"):  # the unchanged notebook is nobody's copy

@@ -18,6 +18,12 @@ Every attack is also checked for what it must not do: create the sentinel, chang
 the gradebook or another student's feedback, leave a process running.
 """
 
+import ast
+import base64
+import json
+import zlib
+from pathlib import Path
+
 ATTACKS = [
     {
         "name": "patch otter's test runner so that every test passes",
@@ -481,7 +487,7 @@ RELAY = """\
 import os, json, struct, fcntl, threading, time
 import attnlib as _lib
 _HAS_LIB = _lib.__file__ is not None  # None in the grader's stand-in
-_FD = os.open(os.path.join(os.path.dirname(os.__file__), 'this.py'), os.O_RDONLY)
+_FD = os.open(struct.__file__, os.O_RDONLY)  # a file every sandbox sees
 _F = 'hhqqi4x'
 _REQ = CHANNEL << 40
 _RESP = _REQ + (1 << 36)
@@ -602,5 +608,106 @@ ATTACKS += [
         "base": "solution",
         "append": [relay(2, serve=False, ask=True)],
         "max_total": 7,
+    },
+]
+
+
+# --- copies of the library, disguised ------------------------------------------
+
+_LIBRARY = Path(__file__).resolve().parents[2] / "attnlib"
+
+
+def packed_library() -> str:
+    """attnlib's source, every file, as base64 of zlib of JSON {path: text}."""
+    files = {
+        str(p.relative_to(_LIBRARY)): p.read_text(encoding="utf-8")
+        for p in sorted(_LIBRARY.rglob("*.py"))
+    }
+    raw = json.dumps(files).encode()
+    return base64.b64encode(zlib.compress(raw, 9)).decode()
+
+
+def disguised(name: str, new_name: str, *, rename: bool = False) -> str:
+    """The source of the function ``name`` of ``attnlib/_kernel.py`` under
+    ``new_name``, with a statement that does nothing added at the start of its
+    body (after another docstring), and with ``rename`` its arguments and local
+    variables renamed: a copy that an exact hash of the code misses."""
+    tree = ast.parse((_LIBRARY / "_kernel.py").read_text(encoding="utf-8"))
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    if rename:
+        local = {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)}
+        local |= {
+            n.id
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+
+        class Rename(ast.NodeTransformer):
+            def visit_Name(self, node):
+                if node.id in local:
+                    node.id = f"my_{node.id}"
+                return node
+
+            def visit_arg(self, node):
+                if node.arg in local:
+                    node.arg = f"my_{node.arg}"
+                return node
+
+        Rename().visit(fn)
+    fn.name = new_name
+    body = fn.body
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+    ):
+        body[0] = ast.Expr(ast.Constant("My own weights."))
+    body.insert(1, ast.Pass())
+    return ast.unparse(fn) + "\n"
+
+
+ATTACKS += [
+    {
+        "name": "a compressed copy of attnlib, unpacked and imported as mylib",
+        "base": "student",
+        "append": [
+            "import base64, json, os, sys, zlib\n"
+            f"_blob = '{packed_library()}'\n"
+            "for _path, _text in json.loads(zlib.decompress("
+            "base64.b64decode(_blob))).items():\n"
+            "    _file = os.path.join('mylib', _path)\n"
+            "    os.makedirs(os.path.dirname(_file), exist_ok=True)\n"
+            "    with open(_file, 'w') as _fh:\n"
+            "        _fh.write(_text)\n"
+            "sys.path.insert(0, os.getcwd())\n"
+            "import mylib\n"
+            "def attention_matrix(X, beta, Q=None, K=None, normalization='sa'):\n"
+            "    return mylib.Model(beta=beta, Q=Q, K=K,\n"
+            "                       normalization=normalization).attention(X)\n"
+            "def velocity(X, beta, Q=None, K=None, V=None, normalization='sa'):\n"
+            "    return mylib.Model(beta=beta, Q=Q, K=K, V=V,\n"
+            "                       normalization=normalization).velocity(X)\n"
+        ],
+        "max_total": 18,
+        "flagged": True,
+    },
+    {
+        "name": "attnlib's functions pasted with a no-op statement added to each",
+        "base": "student",
+        "append": [
+            disguised("logits", "my_logits")
+            + disguised("attention_weights", "my_weights")
+            + "def attention_matrix(X, beta, Q=None, K=None, normalization='sa'):\n"
+            "    return my_weights(my_logits(X, beta), normalization)[0]\n"
+        ],
+        "max_total": 0,  # no points for implement questions with a copy
+        "flagged": True,
+    },
+    {
+        "name": "the solution with a cell holding a comment",
+        "base": "solution",
+        "append": ["# I did it all myself\n", "\n"],
+        "max_total": 18,
+        "flagged": True,
     },
 ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 
-from . import with_cells
+from . import code_cell, with_cells
 
 HONEST = [
     {
@@ -81,6 +81,13 @@ HONEST = [
         ],
     },
     {
+        # the cell the book writes at the top of its notebooks (it uses importlib,
+        # subprocess and urllib to install attnlib's wheel where it is missing):
+        # the book's own, not the student's, so not a finding
+        "name": "the book's install cell first",
+        "install_cell": True,
+    },
+    {
         "name": "many threads",
         "append": [
             "import time\n"
@@ -111,9 +118,25 @@ def honest_notebook(variant: dict, solution: dict) -> dict:
         cells[0]["source"] = (
             "".join(cells[0]["source"]).replace(old, new).splitlines(keepends=True)
         )
-    return with_cells(
+    nb = with_cells(
         nb,
         append=variant.get("append", ()),
         prepend=variant.get("prepend", ()),
         first_line=variant.get("first_line", ""),
+    )
+    if variant.get("install_cell"):
+        nb["cells"].insert(0, code_cell(install_cell()))
+    return nb
+
+
+def install_cell() -> str:
+    """The install cell the book writes at the top of an assignment's notebook."""
+    from bookext.notebooks import install_source
+
+    return install_source(
+        "https://example.org/book/",
+        "https://example.org/repo.git",
+        None,
+        "a1_modelling.zip",
+        "assignments/a1_modelling",
     )

@@ -19,7 +19,21 @@ needs:
   chapters use (``concurrent.futures``' executors, ``multiprocessing.Pool``), with
   which a correct notebook may compute: the sandbox bounds their processes and CPU;
 - files outside the notebook's folder (absolute paths, ``..``, ``~``, the home
-  directory).
+  directory);
+- code brought in at run time: packed or encoded data (``zlib``, ``base64``, ...,
+  and any long literal of the base64 or hexadecimal alphabet, or of bytes), the
+  name of a Python file (a ``.py`` written to be imported), the import system
+  (``sys.path``, ``sys.meta_path``, ``sys.path_hooks``, ``importlib``), and the
+  import of a module that is not installed (one written by the notebook);
+- a copy of one of attnlib's functions, under any name and however disguised:
+  the copy's fingerprint (:func:`_fingerprint`) is taken after dropping
+  docstrings, comments and statements that do nothing (``pass``, a bare
+  constant or name, ``x = x``) and renaming the arguments and local variables in
+  the order they appear.
+
+The book's own cells (:data:`EXEMPT_CELLS`: the grader's check cell, and the
+cells the book's configuration adds, such as the install cell at the top of the
+book's notebooks) are not scanned.
 
 Cells that do not parse as Python (after IPython's magics are set aside) are not a
 finding: they fail when they run.
@@ -32,7 +46,8 @@ import hashlib
 import re
 from functools import lru_cache
 
-from .common import CHECK_CELL, ROOT
+from .common import CHECK_CELL, ROOT, exempt_cells
+from .masters import EXPECTED_MARK
 
 MODULES = {
     "atexit": "exits and signals",
@@ -60,6 +75,18 @@ MODULES = {
     "requests": "the network",
     "_thread": "the interpreter's internals",
     "pytest": "the test machinery",
+    "base64": "packed or encoded data",
+    "binascii": "packed or encoded data",
+    "bz2": "packed or encoded data",
+    "codecs": "packed or encoded data",
+    "gzip": "packed or encoded data",
+    "lzma": "packed or encoded data",
+    "tarfile": "packed or encoded data",
+    "zipfile": "packed or encoded data",
+    "zipimport": "the import system",
+    "zlib": "packed or encoded data",
+    "pkgutil": "the import system",
+    "runpy": "the import system",
 }
 CALLS = {
     "exec": "the interpreter's internals",
@@ -109,8 +136,10 @@ ATTRIBUTES = {
         "gettrace": "the interpreter's internals",
         "_getframe": "the interpreter's internals",
         "exit": "exits and signals",
-        "meta_path": "the interpreter's internals",
-        "path_hooks": "the interpreter's internals",
+        "meta_path": "the import system",
+        "path_hooks": "the import system",
+        "path": "the import system",
+        "path_importer_cache": "the import system",
         "stdout": "the interpreter's internals",
         "stderr": "the interpreter's internals",
         "excepthook": "the interpreter's internals",
@@ -181,18 +210,91 @@ COPY_MIN_STATEMENTS = 4
 LIBRARY_COPY = "a copy of attnlib's code"
 
 
+def _no_op(stmt: ast.stmt) -> bool:
+    """Whether a statement does nothing: ``pass``, a bare constant (a docstring,
+    ``...``) or name, ``x = x``."""
+    if isinstance(stmt, ast.Pass):
+        return True
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, (ast.Constant, ast.Name)):
+        return True
+    return (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and isinstance(stmt.value, ast.Name)
+        and stmt.targets[0].id == stmt.value.id
+    )
+
+
+class _Canonical(ast.NodeTransformer):
+    """A function's code without its name, its no-op statements (:func:`_no_op`),
+    and with its arguments and local variables (those of the functions and
+    lambdas inside it too) named ``_0``, ``_1``, ... in the order they appear."""
+
+    def __init__(self, local: set[str]):
+        self.local = local
+        self.names: dict[str, str] = {}
+
+    def _name(self, name: str) -> str:
+        if name not in self.local:
+            return name
+        return self.names.setdefault(name, f"_{len(self.names)}")
+
+    def generic_visit(self, node):
+        for field, value in ast.iter_fields(node):
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                kept = [s for s in value if not _no_op(s)]
+                setattr(node, field, kept)
+        return super().generic_visit(node)
+
+    def visit_Name(self, node):
+        node.id = self._name(node.id)
+        return node
+
+    def visit_arg(self, node):
+        node.arg = self._name(node.arg)
+        node.annotation = None
+        return node
+
+    def _function(self, node):
+        node.name = self._name(node.name) if node.name in self.local else ""
+        node.returns = None
+        return self.generic_visit(node)
+
+    visit_FunctionDef = visit_AsyncFunctionDef = _function
+
+
+def _local_names(node: ast.AST) -> set[str]:
+    """The arguments and the names a function (with what it holds) binds."""
+    out: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.arg):
+            out.add(n.arg)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            out.add(n.id)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            out.add(n.name)
+        elif n is not node and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.add(n.name)
+    for n in ast.walk(node):  # global x: not local
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            out -= set(n.names)
+    return out
+
+
 def _fingerprint(node: ast.AST) -> tuple[str, int]:
-    """A hash of a function's code that ignores its name, its docstring, comments
-    and layout; and its number of statements."""
-    body = list(node.body)
-    if (
-        body
-        and isinstance(body[0], ast.Expr)
-        and isinstance(body[0].value, ast.Constant)
-    ):
-        body = body[1:]  # the docstring
-    size = sum(isinstance(n, ast.stmt) for b in body for n in ast.walk(b))
-    text = ast.dump(node.args) + "".join(ast.dump(b) for b in body)
+    """A hash of a function's code that ignores its name, docstrings, comments,
+    layout, statements that do nothing and the names of its arguments and local
+    variables (:class:`_Canonical`); and its number of statements (no-ops not
+    counted)."""
+    import copy
+
+    try:
+        canonical = _Canonical(_local_names(node)).visit(copy.deepcopy(node))
+        size = sum(isinstance(n, ast.stmt) for b in canonical.body for n in ast.walk(b))
+        text = ast.dump(canonical.args) + "".join(ast.dump(b) for b in canonical.body)
+    except RecursionError:
+        return "", 0
     return hashlib.sha256(text.encode()).hexdigest(), size
 
 
@@ -217,7 +319,7 @@ def library_fingerprints() -> dict[str, str]:
         module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
         for node in _functions(tree):
             digest, size = _fingerprint(node)
-            if size >= COPY_MIN_STATEMENTS:
+            if digest and size >= COPY_MIN_STATEMENTS:
                 out.setdefault(
                     digest, f"{module.removesuffix('.__init__')}.{node.name}"
                 )
@@ -263,20 +365,80 @@ def library_copies(cells: list[str]) -> list[str]:
     return list(found)
 
 
+# the cell that defines ``expected`` in the student notebook, as
+# :func:`tools.coursework.masters.expected_cell` writes it (any values: a blob
+# of base64 that numpy loads without pickle, into numeric arrays only)
+EXPECTED_CELL = re.compile(
+    re.escape(EXPECTED_MARK)
+    + r" \(computed when the assignment was built\)\n"
+    + re.escape("import base64 as _base64, io as _io, numpy as _np\n\n")
+    + re.escape('expected = dict(_np.load(_io.BytesIO(_base64.b64decode("')
+    + r"[A-Za-z0-9+/=]*"
+    + re.escape('"))))')
+    + r"\n?"
+)
+#: cells the scan passes over: the grader's own cells as built (the check cell,
+#: the expected values); more come from
+#: :func:`tools.coursework.common.exempt_cells` (the book's cells)
+EXEMPT_CELLS = [
+    lambda source: source.strip() == CHECK_CELL.strip(),
+    lambda source: EXPECTED_CELL.fullmatch(source) is not None,
+]
+# a long literal of the base64 (or hexadecimal) alphabet: packed data
+ENCODED = re.compile(r"^[A-Za-z0-9+/=_\-\s]+$")
+ENCODED_MIN = 2048
+BYTES_MIN = 1024
+# the name of a file of Python code or an import path entry
+PYTHON_FILE = re.compile(r"\.(py|pyc|pyw|pth|so)\s*$", re.I)
+
+
+def _magics(source: str, add) -> None:
+    """Cell magics that write or run a Python file."""
+    first = source.lstrip().split("\n", 1)[0].split()
+    if first and first[0] in ("%%writefile", "%%file") and len(first) > 1:
+        if PYTHON_FILE.search(first[-1]):
+            add(
+                f"writes a Python file {first[-1][:60]!r} (code brought in at run time)"
+            )
+    for line in source.splitlines():
+        words = line.strip().split()
+        if words and words[0] in ("%run", "%load") and len(words) > 1:
+            add(f"{words[0]} {words[-1][:60]} (code brought in at run time)")
+
+
+@lru_cache(maxsize=512)
+def _installed(name: str) -> bool:
+    """Whether the top-level module ``name`` is part of Python or installed in
+    this environment (the one the sandbox sees)."""
+    import importlib.util
+    import sys
+
+    if name in sys.stdlib_module_names or name in sys.builtin_module_names:
+        return True
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError, AttributeError):
+        return False
+
+
 def scan_cells(cells: list[str]) -> list[str]:
     """Findings (short sentences, at most one per kind and name) of the cells."""
     findings: dict[str, None] = {}
     modules: dict[str, str] = {}
     trees = []
+    kept = []
     for source in cells:
-        if source.strip() == CHECK_CELL.strip():
-            continue  # the student notebook's own cell, as built
+        if any(exempt(source) for exempt in EXEMPT_CELLS + exempt_cells()):
+            continue  # the book's own cell, as built
+        kept.append(source)
+        _magics(source, lambda text: findings.setdefault(text, None))
         try:
             tree = ast.parse(_python(source))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         trees.append(tree)
         modules.update(_imported_modules(tree))
+    cells = kept
 
     def add(text: str) -> None:
         findings.setdefault(text, None)
@@ -305,6 +467,16 @@ def _check(node: ast.AST, modules: dict[str, str], add) -> None:
             top = name.split(".")[0]
             if top in MODULES:
                 add(f"imports {name} ({MODULES[top]})")
+            elif (
+                top
+                and getattr(node, "level", 0) == 0
+                and top not in ("otter", "attnlib")
+                and not _installed(top)
+            ):
+                add(
+                    f"imports {top}, which is not installed (a module written "
+                    "at run time?)"
+                )
             if top == "multiprocessing" and name not in POOL_MODULES:
                 add(f"imports {name} (other processes)")
             if top == "concurrent" and not name.startswith("concurrent.futures"):
@@ -384,6 +556,14 @@ def _check(node: ast.AST, modules: dict[str, str], add) -> None:
                     )
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         _path_literal(node, add)
+        text = node.value
+        if len(text) >= ENCODED_MIN and ENCODED.match(text):
+            add(f"a literal of {len(text)} characters of encoded data")
+        if PYTHON_FILE.search(text):
+            add(f"names a Python file {text[:60]!r} (code brought in at run time)")
+    if isinstance(node, ast.Constant) and isinstance(node.value, bytes):
+        if len(node.value) >= BYTES_MIN:
+            add(f"a bytes literal of {len(node.value)} bytes (packed data)")
 
 
 def _path_literal(arg: ast.AST, add) -> None:
