@@ -1523,12 +1523,12 @@ def classroom(a1, tmp_path_factory) -> dict:
     expected["caf\\xe9"] = ("graded", 0.0)
     save("x" * 234, student)  # 240 characters with .ipynb
     expected["x" * 234] = ("graded", 0.0)
-    # two notebooks of 24 MB of non-ASCII text
+    # two notebooks of 24 MB of non-ASCII text (in a comment: the solution's code)
     for name, letter in (("big1", "é"), ("big2", "ü")):
         nb = copy.deepcopy(solution)
         nb["cells"].append(code_cell("# " + letter * (12 * 2**20) + "\n"))
         save(name, nb)
-        expected[name] = ("graded", 18.0)
+        expected[name] = ("flagged", 18.0)
     os.mkfifo(folder / "pipe.ipynb")
     expected["pipe"] = ("invalid", 0.0)
     (folder / "zero.ipynb").symlink_to("/dev/zero")
