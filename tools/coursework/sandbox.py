@@ -28,13 +28,15 @@ The student's notebook runs in :mod:`.harness` inside a sandbox that has
   :func:`seccomp_program`) that refuses what would signal through them: advisory
   locks (``flock``; ``fcntl``'s F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW),
   leases (F_SETLEASE), watches on their opens (``inotify``, ``fanotify``,
-  ``F_NOTIFY``), and the kernel's keyrings. Without it, the sandbox with attnlib
+  ``F_NOTIFY``), the kernel's keyrings, and the calls that tell or change
+  whether a page of a file is cached (``mincore``, ``cachestat``, ``preadv2``,
+  ``posix_fadvise``, ``readahead``). Without it, the sandbox with attnlib
   answered the calls of the one without it through read locks on a file of the
   standard library (tests/assignments/attacks.py, "relay"). Chosen over running
   the sandboxes one after the other, which costs half the speed and still leaves
   two notebooks graded at once side by side. What the filter leaves is timing
-  (the load of the machine), a channel too slow and noisy to carry a test's
-  answers within the CPU limits.
+  (how fast a read of a shared file is, how busy the machine is): a noisy
+  channel, which it does not close.
 
 The notebooks graded at once hold, each, two sandboxes and a tester: their memory
 limits together are kept within the machine's memory (:func:`fit_memory`: fewer
@@ -751,10 +753,17 @@ def _parents(binds: list[str]) -> list[str]:
 # A sandbox with the library could so answer the calls of the sandbox without
 # it (of the same notebook, or of another notebook graded at the same time).
 # Those calls fail in every sandbox with EPERM; so do the kernel's keyrings
-# (add_key, request_key, keyctl), which are shared by user id. Nothing a
-# notebook of this book runs needs them: numpy, scipy, sympy, IPython (its
-# history is off) and matplotlib (whose cache lock is a file made with O_EXCL
-# in its private MPLCONFIGDIR) take no such lock. Running the sandboxes one
+# (add_key, request_key, keyctl), which are shared by user id, and the calls
+# that tell or change whether a page of a shared file is in the page cache
+# without timing a read (mincore, cachestat, preadv2 with RWF_NOWAIT, and the
+# eviction and prefetching of posix_fadvise and readahead): a page brought in
+# by one sandbox would be a bit that another reads. Nothing a notebook of this
+# book runs needs them: numpy, scipy, sympy, IPython (its history is off) and
+# matplotlib (whose cache lock is a file made with O_EXCL in its private
+# MPLCONFIGDIR) take no such lock, and Python reads files with read and pread.
+# What is left is timing: how fast a read of a shared file is, or how busy the
+# machine is, a channel noisy and slow, and one a page can carry once only
+# (nothing can evict it again). Running the sandboxes one
 # after the other would close the channel too, but halves the speed and still
 # leaves two notebooks graded at once side by side: the filter closes it for
 # any number of sandboxes at once.
@@ -782,6 +791,12 @@ SYSCALLS = {
             "add_key": 248,
             "request_key": 249,
             "keyctl": 250,
+            "mincore": 27,
+            "readahead": 187,
+            "fadvise64": 221,
+            "preadv2": 327,
+            "pwritev2": 328,
+            "cachestat": 451,
         },
     },
     "aarch64": {
@@ -797,6 +812,12 @@ SYSCALLS = {
             "add_key": 217,
             "request_key": 218,
             "keyctl": 219,
+            "mincore": 232,
+            "readahead": 213,
+            "fadvise64": 223,
+            "preadv2": 286,
+            "pwritev2": 287,
+            "cachestat": 451,
         },
     },
 }
