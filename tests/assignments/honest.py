@@ -71,12 +71,13 @@ HONEST = [
         # MPLCONFIGDIR, so no lock is shared (the sandbox refuses flock and fcntl's)
         "name": "a figure",
         "append": [
+            "import io\n"
             "import matplotlib.pyplot as plt\n"
             "_fig, _ax = plt.subplots()\n"
             "_ax.plot(np.arange(5), np.arange(5) ** 2, label='squares')\n"
             "_ax.set_title('a figure')\n"
             "_ax.legend()\n"
-            "_fig.savefig('figure.png')\n"
+            "_fig.savefig(io.BytesIO(), format='png')\n"
             "plt.close(_fig)\n"
         ],
     },
