@@ -368,9 +368,7 @@ INDEX_INSTALL = re.compile(
     r"(?:\[[^\]]*\])?(?=[\"'`)\s.,;]|$)"
 )
 # sentences that others are rewriting: strict, so that the list shrinks when they do
-STILL_TO_FIX = {
-    "book/trained.md": 'pip install "attnlib[nets]"',
-}
+STILL_TO_FIX: dict[str, str] = {}
 
 
 def _reader_facing_files() -> list[str]:
