@@ -422,11 +422,38 @@ PIP_TIMEOUT = 3600  # a fresh environment (JAX for chapter 7) on a slow, shared 
 RUN_TIMEOUT = 5400
 
 RUNNER = """
-import json, sys, nbclient, nbformat
+import json, sys, time, nbclient, nbformat
 from pathlib import Path
+from queue import Empty
 name, allow_errors = sys.argv[1], sys.argv[2] == "1"
 nb = nbformat.read(name, as_version=4)
-client = nbclient.NotebookClient(
+
+
+def sliced(get_msg, step=2.0):
+    # the wait for a kernel message looks at its socket every step seconds: pyzmq's
+    # asyncio poll can lose the wake-up of a message that has arrived (the book's
+    # executor does the same, tools/execution.py), and the notebook then sat idle
+    async def get(timeout=None):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = step if deadline is None else deadline - time.monotonic()
+            try:
+                return await get_msg(timeout=max(0.0, min(step, left)))
+            except Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
+    return get
+
+
+class Client(nbclient.NotebookClient):
+    async def async_start_new_kernel_client(self):
+        kc = await super().async_start_new_kernel_client()
+        for channel in (kc.shell_channel, kc.iopub_channel):
+            channel.get_msg = sliced(channel.get_msg)
+        return kc
+
+
+client = Client(
     nb, timeout=2400, kernel_name="python3", allow_errors=allow_errors,
     resources={"metadata": {"path": str(Path.cwd())}},
 )
