@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import csv
-import functools
 import io
 import json
 import os
@@ -1571,48 +1570,73 @@ def test_every_file_of_a_class_gets_its_row(classroom):
     assert not any("private" in r["file"] for r in rows)
 
 
-@functools.lru_cache(maxsize=1)
-def _jupyter_like_shell():
-    """The IPython shell of the grader's harness (magics as in Jupyter), once."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "_harness_view", ROOT / "tools" / "coursework" / "harness.py"
-    )
-    harness = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(harness)
-    return harness._shell()
-
-
-def _students_view(nb: dict, specs: dict) -> dict[str, list[str]]:
-    """What ``grader.check`` shows the student of ``nb``: its code cells run in
-    order in a shell that takes Jupyter's magics (attnlib present, ``grader``
-    a stand-in), then each question's public tests run as otter runs them in the
-    notebook; the messages of the tests that fail, per question."""
-    from otter.test_files.ok_test import OKTestFile
-
-    shell = _jupyter_like_shell()
+# What ``grader.check`` shows the student of each notebook: its code cells run in
+# order in the grader's harness shell (Jupyter's magics; attnlib present, ``grader`` a
+# stand-in), then each question's public tests run as otter runs them in the
+# notebook. It runs in a child process: an IPython shell replaces ``__main__``, the
+# display hook and matplotlib's backend of the process it runs in, and the tests that
+# the same pytest worker runs next (multiprocessing's spawn, dask, doctests that
+# draw) failed on them.
+STUDENTS_VIEW = """
+import importlib.util, json, sys
+from pathlib import Path
+from otter.test_files.ok_test import OKTestFile
+notebooks, specs = json.loads(Path(sys.argv[1]).read_text())
+spec = importlib.util.spec_from_file_location("_harness_view", sys.argv[2])
+harness = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(harness)
+shell = harness._shell()
+views = []
+for nb in notebooks:
     shell.reset(new_session=False)
     shell.user_ns["grader"] = type("Grader", (), {"check": lambda *a, **k: None})()
     for cell in nb["cells"]:
         if cell["cell_type"] != "code":
             continue
-        # otter's own lines aside (``grader`` is the stand-in above); the rest of
-        # its cell (an import a student added there) runs
+        # otter's own lines aside (grader is the stand-in above); the rest of its
+        # cell (an import a student added there) runs
         lines = "".join(cell["source"]).splitlines()
-        source = "\n".join(line for line in lines if "otter" not in line)
+        source = "\\n".join(line for line in lines if "otter" not in line)
         result = shell.run_cell(source, store_history=False, silent=True)
-        assert result.success, (source[:200], result.error_in_exec)
+        if not result.success:
+            why = f"{source[:200]!r}: {result.error_in_exec!r}"
+            raise SystemExit(f"a cell failed: {why}")
     failed = {}
     for question, test_spec in specs.items():
         test = OKTestFile.from_spec(test_spec)
         test.run(dict(shell.user_ns))
         failed[question] = [r.message for r in test.test_case_results if not r.passed]
-    return failed
+    views.append(failed)
+print(json.dumps(views))
+"""
+
+
+def _students_views(notebooks: list[dict], specs: dict, tmp: Path) -> list[dict]:
+    """What ``grader.check`` shows the student of each notebook (the messages of
+    the public tests that fail, per question), from a child process."""
+    data = tmp / "students_view.json"
+    data.write_text(json.dumps([notebooks, specs]))
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            STUDENTS_VIEW,
+            str(data),
+            str(ROOT / "tools" / "coursework" / "harness.py"),
+        ],
+        cwd=tmp,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 @slow
-def test_the_students_check_and_the_grader_agree_on_honest_notebooks(classroom):
+def test_the_students_check_and_the_grader_agree_on_honest_notebooks(
+    classroom, tmp_path
+):
     """The honest variants (magics, autoreload, a library constant in an
     implement function, pools): the student's ``grader.check`` passes every
     public test, and ``make grade`` gives every question its full marks,
@@ -1623,8 +1647,10 @@ def test_the_students_check_and_the_grader_agree_on_honest_notebooks(classroom):
     specs = student["metadata"]["otter"]["tests"]
     info = json.loads((a1 / SLUG / "questions.json").read_text())
     full = {q["name"]: float(q["points"]) for q in info["questions"] if not q["manual"]}
-    for variant in HONEST:
-        view = _students_view(honest_notebook(variant, solution), specs)
+    views = _students_views(
+        [honest_notebook(variant, solution) for variant in HONEST], specs, tmp_path
+    )
+    for variant, view in zip(HONEST, views):
         assert not any(view.values()), (variant["name"], view)
         g = classroom["grades"][f"honest_{_slug(variant['name'])}"]
         assert g.scores == full and g.status == "graded", (variant["name"], g.reason)
