@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import http.server
 import itertools
 import re
 import shutil
@@ -126,3 +127,25 @@ def label_failures(spec, name: str, frames=None) -> tuple[list[str], int]:
                     f"{where}: the frame is drawn for {sorted(drawn)} (its figure)"
                 )
     return failures, compared
+
+
+#: A script that prints where the ``attnlib`` of its environment was installed from
+#: (its file, version and pip's ``direct_url.json``), for the tests that install the
+#: book's wheel into a fresh environment.
+WHERE = """
+import json, attnlib
+from importlib.metadata import distribution
+direct = distribution("attnlib").read_text("direct_url.json")
+print(json.dumps({"file": attnlib.__file__, "version": attnlib.__version__,
+                  "direct_url": json.loads(direct) if direct else None}))
+"""
+
+
+class LoggedSite(http.server.SimpleHTTPRequestHandler):
+    """A handler for a site served on this machine that prints nothing and records
+    the paths asked for (``LoggedSite.requests``; clear it before a test reads it)."""
+
+    requests: list[str] = []
+
+    def log_message(self, format, *args):  # noqa: A002 (http.server's name)
+        LoggedSite.requests.append(self.path)

@@ -42,7 +42,7 @@ from bookext.notebooks import (
     write_notebooks,
 )
 
-from .helpers import pip_install
+from .helpers import MYST_HEADER, WHERE, LoggedSite, pip_install
 from .notebook_links import install_namespace as _functions
 from .notebook_links import link_problems
 
@@ -67,18 +67,7 @@ chapters:
   - file: book/first
   - file: book/second
 """
-FRONT = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
-"""
+FRONT = MYST_HEADER + "\n"
 FIRST = (
     FRONT
     + """# The first chapter
@@ -473,28 +462,13 @@ for c in nb.cells:
 json.dump({"failed": failed, "cells": cells}, open("result.json", "w"))
 """
 
-WHERE = """
-import json, attnlib
-from importlib.metadata import distribution
-direct = distribution("attnlib").read_text("direct_url.json")
-print(json.dumps({"file": attnlib.__file__, "version": attnlib.__version__,
-                  "direct_url": json.loads(direct) if direct else None}))
-"""
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    requests: list[str] = []
-
-    def log_message(self, format, *args):  # noqa: A002 (http.server's name)
-        _Quiet.requests.append(self.path)
-
 
 @pytest.fixture(scope="module")
 def served():
     """The built book served over HTTP on 127.0.0.1 (an ephemeral port)."""
     if not (HTML / OUT / "clustering.zip").is_file():
         pytest.skip(f"{HTML}: no built book with its zips (make book)")
-    handler = lambda *a, **kw: _Quiet(*a, directory=str(HTML), **kw)  # noqa: E731
+    handler = lambda *a, **kw: LoggedSite(*a, directory=str(HTML), **kw)  # noqa: E731
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}/"
@@ -595,7 +569,7 @@ def _installed_from_the_zip(folder: Path, result: dict, where: dict | None) -> N
 
 @pytest.mark.slow
 def test_the_clustering_chapters_zip_runs_where_it_is_unzipped(served, tmp_path):
-    _Quiet.requests.clear()
+    LoggedSite.requests.clear()
     folder, result, where = _run_bundle(
         served, "book/clustering", "clustering.zip", "clustering.ipynb", tmp_path
     )
@@ -603,7 +577,9 @@ def test_the_clustering_chapters_zip_runs_where_it_is_unzipped(served, tmp_path)
     _installed_from_the_zip(folder, result, where)
     assert all(c["ran"] for c in result["cells"])
     # the reader's page and the zip: nothing else from the site
-    assert [r for r in _Quiet.requests if "_downloads" in r] == [], _Quiet.requests
+    assert [r for r in LoggedSite.requests if "_downloads" in r] == [], (
+        LoggedSite.requests
+    )
 
 
 @pytest.mark.slow

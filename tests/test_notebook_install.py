@@ -37,7 +37,7 @@ from attnlib._version import __version__
 from bookext.downloads import write_downloads
 from bookext.notebooks import ROOT, Settings, settings, write_notebooks
 
-from .helpers import pip_install
+from .helpers import WHERE, LoggedSite, pip_install
 
 CHAPTER = "open_problems"
 WHEEL = f"attnlib-{__version__}-py3-none-any.whl"
@@ -58,21 +58,6 @@ json.dump({"install": first, "cells": len(nb.cells), "images": images},
           open(name, "w"))
 """
 
-WHERE = """
-import json, attnlib
-from importlib.metadata import distribution
-direct = distribution("attnlib").read_text("direct_url.json")
-print(json.dumps({"file": attnlib.__file__, "version": attnlib.__version__,
-                  "direct_url": json.loads(direct) if direct else None}))
-"""
-
-
-class Site(http.server.SimpleHTTPRequestHandler):
-    requests: list[str] = []
-
-    def log_message(self, format, *args):  # noqa: A002 (http.server's name)
-        Site.requests.append(self.path)
-
 
 def _binder_requirements() -> list[str]:
     lines = (ROOT / "binder" / "requirements.txt").read_text().splitlines()
@@ -92,7 +77,7 @@ def _binder_requirements() -> list[str]:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     folder = tmp_path_factory.mktemp("site")
-    handler = lambda *a, **kw: Site(*a, directory=str(folder), **kw)  # noqa: E731
+    handler = lambda *a, **kw: LoggedSite(*a, directory=str(folder), **kw)  # noqa: E731
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -153,14 +138,14 @@ def test_downloaded_notebooks_install_attnlib_from_the_site_then_nothing(site, f
         f"{CHAPTER}-student.ipynb",
         f"{CHAPTER}.ipynb",
     ]
-    Site.requests.clear()
+    LoggedSite.requests.clear()
 
     # the student notebook, top to bottom: attnlib comes from the site's wheel
     run(py, "run.py", f"{url}notebooks/{CHAPTER}-student.ipynb", "student.json")
     student = json.loads((home / "student.json").read_text())
     wheel_url = f"{url}_downloads/{WHEEL}"
     assert f"installed from the book's site: {wheel_url}" in student["install"]
-    assert Site.requests.count(f"/_downloads/{WHEEL}") == 1, Site.requests
+    assert LoggedSite.requests.count(f"/_downloads/{WHEEL}") == 1, LoggedSite.requests
     assert student["images"] >= 1  # the chapter's figure
     where = json.loads(run(py, "where.py"))
     assert where["version"] == __version__
@@ -169,13 +154,13 @@ def test_downloaded_notebooks_install_attnlib_from_the_site_then_nothing(site, f
     assert where["direct_url"]["url"] == wheel_url
 
     # the reader notebook, with attnlib installed: nothing is installed
-    Site.requests.clear()
+    LoggedSite.requests.clear()
     run(py, "run.py", f"{url}notebooks/{CHAPTER}.ipynb", "reader.json")
     reader = json.loads((home / "reader.json").read_text())
     assert (
         f"attnlib {__version__} is installed: nothing to install" in reader["install"]
     )
-    assert Site.requests == [f"/notebooks/{CHAPTER}.ipynb"], Site.requests
+    assert LoggedSite.requests == [f"/notebooks/{CHAPTER}.ipynb"], LoggedSite.requests
     assert reader["images"] >= 1 and reader["cells"] >= 3
 
 
@@ -195,7 +180,7 @@ def trained_site(site, tmp_path_factory):
     _, first = site
     folder = tmp_path_factory.mktemp("site-trained")
     shutil.copytree(first / "_downloads", folder / "_downloads")
-    handler = lambda *a, **kw: Site(*a, directory=str(folder), **kw)  # noqa: E731
+    handler = lambda *a, **kw: LoggedSite(*a, directory=str(folder), **kw)  # noqa: E731
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/"
@@ -239,20 +224,25 @@ def test_the_trained_chapter_fetches_its_weights_beside_the_notebook(
             "".join(o.get("text", "") for o in c.outputs) for c in nb.cells[:2]
         )
 
-    Site.requests.clear()
+    LoggedSite.requests.clear()
     install, loaded = run()
     # this environment has attnlib and JAX: nothing installed, the weights fetched
     assert "nothing to install" in install, install
     assert f"fetched {len(models)} file(s)" in install, install
-    assert sorted(Site.requests) == [f"/_downloads/models/{p.name}" for p in models]
+    assert sorted(LoggedSite.requests) == [
+        f"/_downloads/models/{p.name}" for p in models
+    ]
     for p in models:
         assert (work / "models" / p.name).read_bytes() == p.read_bytes()
     assert len(loaded.splitlines()) == sum(p.suffix == ".npz" for p in models)
 
     # run again: nothing fetched; a damaged file is fetched again
-    Site.requests.clear()
+    LoggedSite.requests.clear()
     install, _ = run()
-    assert "fetched" not in install and Site.requests == [], (install, Site.requests)
+    assert "fetched" not in install and LoggedSite.requests == [], (
+        install,
+        LoggedSite.requests,
+    )
     (work / "models" / models[0].name).write_bytes(b"damaged")
     install, _ = run()
     assert f"fetched 1 file(s) the chapter reads: models/{models[0].name}" in install
