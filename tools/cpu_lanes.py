@@ -116,9 +116,9 @@ def lane_vars(env: dict[str, str]) -> dict[str, str]:
     return {k: env[k] for k in keys if k in env}
 
 
-def lanes(base: dict[str, str]) -> dict[str, dict[str, str]]:
-    """The environments of the two lanes, chosen for this CPU."""
-    here = probe(base)
+def lanes(base: dict[str, str], here: dict) -> dict[str, dict[str, str]]:
+    """The environments of the two lanes, chosen for this CPU, whose own kernels
+    (:func:`probe` of ``base``) are ``here``."""
     found = here["simd"]
     prescott = {**base, "OPENBLAS_CORETYPE": "Prescott"}
     if found:
@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     ignore = [f"--ignore=tests/{name}" for name in NOT_NUMERICAL]
     results: dict[str, dict[str, str]] = {}
     status = 0
-    for name, env in lanes(base).items():
+    for name, env in lanes(base, here).items():
         ran = probe(env)
         print(
             f"[cpu-lanes] lane {name}: {lane_vars(env)} -> OpenBLAS "
