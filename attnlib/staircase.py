@@ -83,10 +83,12 @@ def _angles_and_masses(theta, masses, name):
 
 
 def _velocity(theta, masses, beta, n):
-    """:func:`weighted_angle_velocity` on checked arguments (the ODE's field)."""
-    D = theta[:, None] - theta[None, :]
-    W = np.exp(beta * (np.cos(D) - 1.0))
-    return -(np.sin(D) * W) @ masses / n
+    """:func:`weighted_angle_velocity` on checked arguments: the scaled field of
+    :func:`_scaled_velocity` times its scale (a single cluster does not move)."""
+    if theta.size == 1:
+        return np.zeros(1)
+    w, A = _scaled_velocity(theta, masses, beta, n)
+    return w * np.exp(A)
 
 
 def cluster_energy(theta: Any, masses: Any, beta: float) -> float:
