@@ -307,6 +307,10 @@ def _anchor(label: str | None) -> str:
 
 def _math(body: str, label: str | None, index: Index) -> str:
     body = "\n".join(line for line in body.strip().splitlines() if line.strip())
+    if ("&" in body or "\\\\" in body) and "\\begin{" not in body:
+        # Sphinx sets such a body in a split environment; bare, MathJax and KaTeX
+        # in Jupyter stop at the first & ("Misplaced &")
+        body = f"\\begin{{aligned}}\n{body}\n\\end{{aligned}}"
     tag = ""
     if label and label in index.targets and index.targets[label].number:
         tag = f" \\tag{{{index.targets[label].number}}}"

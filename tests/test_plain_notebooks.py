@@ -439,3 +439,20 @@ def test_a_page_title_is_its_first_heading_outside_code_fences(tmp_path):
     assert page_title(page) == "page"
     for chapter in ("modelling", "trained"):
         assert "macros" not in page_title(ROOT / "book" / f"{chapter}.md")
+
+
+def test_aligned_math_keeps_its_alignment():
+    """A {math} body with & or \\\\ and no environment is set by Sphinx in a split
+    environment; in a notebook it is wrapped in aligned (bare, MathJax and KaTeX stop
+    at the first &), and its number stays outside."""
+    index = plainmd.Index()
+    out = plainmd.convert(
+        "```{math}\n:label: two\na &= b \\\\\nc &= d\n```", index, "book/modelling"
+    )
+    assert "\\begin{aligned}\na &= b \\\\\nc &= d\n\\end{aligned}" in out
+    one = plainmd.convert("```{math}\nx = y\n```", index, "book/modelling")
+    assert "aligned" not in one
+    env = plainmd.convert(
+        "```{math}\n\\begin{cases} a & b \\end{cases}\n```", index, "book/modelling"
+    )
+    assert "aligned" not in env
