@@ -39,6 +39,7 @@ from .equiangular import (
     equiangular_time_to,
     gram_field,
 )
+from .geometry import Euclidean, Sphere
 from .integrate import METHODS, Trajectory, glpr_usa_step, simulate
 from .metrics import all_within, cluster_count, cluster_labels, gram, pair_fraction
 from .sphere import orthonormal_frame, project, retract, sample_sphere
@@ -64,6 +65,7 @@ __all__ = [
     "energy_D_field",
     "energy_D_gradient",
     "energy_gradient",
+    "Euclidean",
     "extremisers",
     "frontiers",
     "gaussian",
@@ -82,5 +84,6 @@ __all__ = [
     "sample_sphere",
     "simulate",
     "sinkhorn",
+    "Sphere",
     "velocity",
 ]

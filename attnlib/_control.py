@@ -21,12 +21,14 @@ import numpy as np
 from collections.abc import Callable
 from typing import Any
 
+from ._deprecation import moved_arguments
 from ._validation import check_int, check_real
 
 __all__ = ["glpr_usa_step", "Backtracking", "Adaptive"]
 
 
-def glpr_usa_step(beta: float) -> float:
+@moved_arguments("beta")
+def glpr_usa_step(*, beta: float) -> float:
     r"""Stable USA step of the [GLPR] code.
 
     .. math:: \eta = 0.1 / \max(\sqrt\beta\, e^{\beta-1/2}, 1)
@@ -41,7 +43,7 @@ def glpr_usa_step(beta: float) -> float:
 
     Examples
     --------
-    >>> glpr_usa_step(0.5), f"{glpr_usa_step(50.0):.3e}"
+    >>> glpr_usa_step(beta=0.5), f"{glpr_usa_step(beta=50.0):.3e}"
     (0.1, '4.497e-24')
     """
     beta = check_real(beta, "beta", low=0.0)

@@ -3,14 +3,15 @@ r"""The library's one trajectory vocabulary.
 Every time-dependent result of the library (particles, angles, densities on a grid,
 Gaussian moments, energy flows, the cluster staircase, ensembles) is a
 :class:`Trajectory`: the fields shared by all of them, and the quantities proper to
-one solver in ``info``, read as attributes (``tr.means`` is ``tr.info["means"]``).
-This is the shape of :func:`scipy.integrate.solve_ivp`'s result: one class, whose
-optional entries depend on the solver.
+one solver in the mapping ``info`` (``tr.info["means"]``). This is the shape of
+:func:`scipy.integrate.solve_ivp`'s result and of diffrax's ``Solution``: one class
+with typed fields, whose optional entries depend on the solver. Each solver declares
+which of its entries are time series (``series``), so that
+:meth:`Trajectory.subsample` samples them with the times.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -18,25 +19,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Trajectory"]
+from ._deprecation import warn_moved
 
-#: The solvers' own quantities that are time series (first axis along ``times``):
-#: :meth:`Trajectory.subsample` samples them with the times.
-_SERIES = frozenset(
-    {
-        "means",  # integrate_gaussian, cloud_scenario
-        "covariances",
-        "mass",  # mean_field
-        "resolution",
-        "step_indices",  # energy_flow
-        "energies",
-        "energy",  # merge_flow
-        "clusters",
-        "gamma",  # equiangular_scheme
-        "radius",
-        "clock",
-    }
-)
+__all__ = ["Trajectory"]
 
 #: Attribute names of earlier releases: old name -> current name.
 _RENAMED = {
@@ -68,8 +53,9 @@ class Trajectory:
     dt : float
         Largest step used.
     info : mapping str -> object
-        Quantities proper to one solver (listed in its Returns section), also read
-        as attributes.
+        Quantities proper to one solver (listed in its Returns section).
+    series : frozenset of str
+        The keys of ``info`` that are time series (first axis along ``times``).
     """
 
     times: np.ndarray | None = None
@@ -84,22 +70,23 @@ class Trajectory:
     info: Mapping[str, Any] = field(
         default_factory=lambda: MappingProxyType({}), repr=False
     )
+    series: frozenset[str] = field(default=frozenset(), repr=False)
 
     def __getattr__(self, name: str) -> Any:
-        # called only when the ordinary lookup fails: the solver's own quantities
+        # called only when the ordinary lookup fails: the old attribute spellings
         if name.startswith("__"):
             raise AttributeError(name)
         info = self.__dict__.get("info") or {}
         if name in info:
+            warn_moved(f"Trajectory.{name}", f"Trajectory.info[{name!r}]")
             return info[name]
         new = _RENAMED.get(name)
-        if new is not None and (new in info or new in self.__dict__):
-            warnings.warn(
-                f"Trajectory.{name} is deprecated: use .{new}",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            return getattr(self, new)
+        if new is not None and new in info:
+            warn_moved(f"Trajectory.{name}", f"Trajectory.info[{new!r}]")
+            return info[new]
+        if new is not None and new in self.__dict__:
+            warn_moved(f"Trajectory.{name}", f"Trajectory.{new}")
+            return self.__dict__[new]
         raise AttributeError(
             f"this Trajectory has no attribute {name!r} (its solver's quantities: "
             f"{', '.join(sorted(info)) or 'none'})"
@@ -114,13 +101,11 @@ class Trajectory:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        state = {"series": frozenset(), **state}  # pickled before series existed
         for k, v in state.items():
             if k in ("observables", "info") and isinstance(v, dict):
                 v = MappingProxyType(v)
             object.__setattr__(self, k, v)
-
-    def __dir__(self) -> list[str]:
-        return sorted(set(super().__dir__()) | set(self.__dict__.get("info") or {}))
 
     def subsample(self, index: Any) -> Trajectory:
         """The trajectory at ``times[index]`` (a slice or integer indices): the
@@ -145,7 +130,8 @@ class Trajectory:
                 f"got {index!r}"
             )
         info = {
-            k: np.asarray(v)[index] if k in _SERIES else v for k, v in self.info.items()
+            k: np.asarray(v)[index] if k in self.series else v
+            for k, v in self.info.items()
         }
         return replace(
             self,
@@ -158,14 +144,18 @@ class Trajectory:
         )
 
 
-def trajectory(**fields: Any) -> Trajectory:
+def trajectory(*, series: tuple[str, ...] = (), **fields: Any) -> Trajectory:
     """A :class:`Trajectory` from keyword arguments: the shared fields by name, every
-    other one into ``info`` (read-only)."""
+    other one into ``info`` (read-only); ``series`` names the entries of ``info``
+    that are time series."""
     shared = {f: fields.pop(f) for f in list(fields) if f in _SHARED}
-    return Trajectory(**shared, info=MappingProxyType(fields))
+    stray = set(series) - set(fields)
+    if stray:
+        raise ValueError(f"series {sorted(stray)} are not entries of info")
+    return Trajectory(**shared, info=MappingProxyType(fields), series=frozenset(series))
 
 
-_SHARED = frozenset(Trajectory.__dataclass_fields__) - {"info"}
+_SHARED = frozenset(Trajectory.__dataclass_fields__) - {"info", "series"}
 
 # documented and pickled under the public name that simulate's users know
 Trajectory.__module__ = "attnlib.integrate"

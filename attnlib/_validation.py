@@ -29,7 +29,10 @@ __all__ = [
     "check_choice",
     "check_bool",
     "check_rng",
+    "fixed_seed",
     "log_max",
+    "spawn_seeds",
+    "exp_of_log",
     "exp_scale",
     "TooManyStepsError",
     "check_steps",
@@ -405,6 +408,43 @@ def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
     )
 
 
+def fixed_seed(rng: Any, name: str = "rng") -> int:
+    """An integer seed from ``rng`` (an integer seed, or a Generator that draws one),
+    for what draws the same numbers again for each frame of a figure or widget."""
+    if isinstance(rng, np.random.Generator):
+        return int(rng.integers(2**63))
+    if isinstance(rng, (numbers.Integral, np.integer)) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"{name} must be a non-negative integer seed, got {rng}")
+        return int(rng)
+    raise TypeError(
+        f"{name} must be a numpy.random.Generator or an integer seed, "
+        f"got {_describe(rng)}"
+    )
+
+
+def spawn_seeds(rng: Any, k: int, name: str = "rng") -> list[np.random.SeedSequence]:
+    """``k`` independent child seeds of ``rng`` (an integer seed, a SeedSequence or a
+    Generator): ``SeedSequence(rng).spawn(k)`` for an integer, so that the children
+    of a seed never change; a Generator spawns from its own seed sequence (each call
+    gives new children, as each draw from a Generator gives new numbers)."""
+    if isinstance(rng, np.random.SeedSequence):
+        return rng.spawn(k)
+    if isinstance(rng, np.random.Generator):
+        seq = rng.bit_generator.seed_seq
+        if not isinstance(seq, np.random.SeedSequence):
+            raise TypeError(f"{name}: this Generator has no SeedSequence to spawn from")
+        return seq.spawn(k)
+    if isinstance(rng, (numbers.Integral, np.integer)) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"{name} must be a non-negative integer seed, got {rng}")
+        return np.random.SeedSequence(int(rng)).spawn(k)
+    raise TypeError(
+        f"{name} must be an integer seed, a numpy.random.SeedSequence or a "
+        f"numpy.random.Generator, got {_describe(rng)}"
+    )
+
+
 # ---------------------------------------------------------------------------
 # Overflow guards (one place for every module) and step caps
 # ---------------------------------------------------------------------------
@@ -433,6 +473,24 @@ def log_max(dtype: Any = np.float64) -> float:
     (709.78, 88.72)
     """
     return float(np.log(np.finfo(dtype).max))
+
+
+def exp_of_log(log_value: Any, *, what: str, use: str, dtype: Any = np.float64) -> Any:
+    """``exp(log_value)`` in ``dtype``, or a ``ValueError`` pointing to the log form.
+
+    The one guard of the library for a quantity computed as a logarithm (an energy)
+    whose exponential may overflow: ``what`` names the quantity and ``use`` the call
+    that returns its logarithm, which is always finite.
+    """
+    dtype = np.dtype(dtype)
+    log_value = np.asarray(log_value, dtype=dtype)
+    top = float(np.max(log_value))
+    if top > log_max(dtype):
+        raise ValueError(
+            f"{what} overflows {dtype.name} (log = {top:.6g} > "
+            f"{log_max(dtype):.1f}); use {use}, its logarithm, which is finite"
+        )
+    return np.exp(log_value)
 
 
 def exp_scale(

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from ._deprecation import moved_arguments
 from ._special import ive
 
 from ._stepping import (
@@ -138,7 +139,8 @@ def from_angles(theta: Any) -> np.ndarray:
 
 
 # ------------------------------------------------------------- Bessel expansion
-def bessel_modes(beta: float, *, tol: float = 1e-16, max_modes: int = 1_000_000) -> int:
+@moved_arguments("beta")
+def bessel_modes(*, beta: float, tol: float = 1e-16, max_modes: int = 1_000_000) -> int:
     r"""Number of Fourier modes ``K`` that resolve the kernels to ``tol``.
 
     ``K`` is the smallest integer such that both tails, relative to the kernel's
@@ -173,7 +175,7 @@ def bessel_modes(beta: float, *, tol: float = 1e-16, max_modes: int = 1_000_000)
 
     Examples
     --------
-    >>> bessel_modes(1.0), bessel_modes(64.0) > 60
+    >>> bessel_modes(beta=1.0), bessel_modes(beta=64.0) > 60
     (15, True)
     """
     beta = check_real(beta, "beta", low=0.0)
@@ -207,7 +209,8 @@ def bessel_modes(beta: float, *, tol: float = 1e-16, max_modes: int = 1_000_000)
     return max(1, int(ok[0]) if ok.size else kmax)
 
 
-def kernel_coefficients(beta: float, K: int) -> tuple[np.ndarray, np.ndarray]:
+@moved_arguments("beta K")
+def kernel_coefficients(*, beta: float, K: int) -> tuple[np.ndarray, np.ndarray]:
     r"""Scaled Fourier coefficients of the two kernels of the circle model.
 
     .. math::
@@ -226,7 +229,7 @@ def kernel_coefficients(beta: float, K: int) -> tuple[np.ndarray, np.ndarray]:
 
     Examples
     --------
-    >>> a, b = kernel_coefficients(0.0, 3)
+    >>> a, b = kernel_coefficients(beta=0.0, K=3)
     >>> a.tolist(), b.tolist()
     ([1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0])
     """
@@ -321,7 +324,7 @@ def _velocity_fourier(theta, beta, normalization, K, rtol=None):
     particle, and of the order of the Fourier error where the terms cancel
     (near-uniform data), where the Fourier value is kept.
     """
-    a, b = kernel_coefficients(beta, K)
+    a, b = kernel_coefficients(beta=beta, K=K)
     S = _fourier_sums(theta, K)
     n = theta.shape[-1]
     # sum_j e^{b cos} sin(th_i - th_j) = sum_k b_k Im(z_i^k conj S_k); cos part: Re
@@ -416,10 +419,11 @@ def _velocity_direct(theta, beta, normalization, block):
     return _usa_scale(num, beta, n)
 
 
+@moved_arguments("theta beta")
 def angle_velocity(
     theta: Any,
-    beta: float,
     *,
+    beta: float,
     normalization: str = "usa",
     method: str = "auto",
     tol: float = 1e-16,
@@ -505,8 +509,8 @@ def angle_velocity(
     --------
     >>> import numpy as np
     >>> th = np.random.default_rng(0).uniform(0, 2 * np.pi, 50)
-    >>> v1 = angle_velocity(th, 3.0, method="fourier")
-    >>> v2 = angle_velocity(th, 3.0, method="direct")
+    >>> v1 = angle_velocity(th, beta=3.0, method="fourier")
+    >>> v2 = angle_velocity(th, beta=3.0, method="direct")
     >>> bool(np.max(np.abs(v1 - v2)) < 1e-12 * np.max(np.abs(v2)))
     True
     """
@@ -519,7 +523,7 @@ def angle_velocity(
     if method == "direct":
         return _velocity_direct(theta, beta, normalization, block)
     K = (
-        bessel_modes(beta, tol=tol)
+        bessel_modes(beta=beta, tol=tol)
         if modes is None
         else check_int(modes, "modes", low=1)
     )
@@ -572,21 +576,25 @@ class CircleModel:
         check_real(self.tol, "tol", low=0.0, strict_low=True)
         object.__setattr__(self, "rtol", _rtol(self.rtol))
         # the direct method needs no modes (and works for any beta)
-        K = None if self.method == "direct" else bessel_modes(self.beta, tol=self.tol)
+        K = (
+            None
+            if self.method == "direct"
+            else bessel_modes(beta=self.beta, tol=self.tol)
+        )
         object.__setattr__(self, "_K", K)
 
     @property
     def modes(self) -> int:
         """Number of Fourier modes used by the Fourier method."""
         if self._K is None:
-            object.__setattr__(self, "_K", bessel_modes(self.beta, tol=self.tol))
+            object.__setattr__(self, "_K", bessel_modes(beta=self.beta, tol=self.tol))
         return self._K
 
     def velocity(self, theta: Any) -> np.ndarray:
         """Validated velocity, see :func:`angle_velocity`."""
         return angle_velocity(
             theta,
-            self.beta,
+            beta=self.beta,
             normalization=self.normalization,
             method=self.method,
             modes=self._K,
@@ -607,7 +615,8 @@ class CircleModel:
 
 
 # --------------------------------------------------------------------- energy
-def torus_energy(theta: Any, beta: float, *, log: bool = False) -> np.ndarray:
+@moved_arguments("theta beta")
+def torus_energy(theta: Any, *, beta: float, log: bool = False) -> np.ndarray:
     r"""Interaction energy on the torus, in :math:`O(nK)`.
 
     .. math::
@@ -636,16 +645,16 @@ def torus_energy(theta: Any, beta: float, *, log: bool = False) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> bool(np.isclose(torus_energy(np.zeros(3), 1.0), np.e / 2))
+    >>> bool(np.isclose(torus_energy(np.zeros(3), beta=1.0), np.e / 2))
     True
-    >>> round(float(torus_energy(np.zeros(3), 1000.0, log=True)), 6)  # e^1000/2000
+    >>> round(float(torus_energy(np.zeros(3), beta=1000.0, log=True)), 6)  # e^1000/2000
     992.399098
     """
     theta = as_angles(theta)
     beta = check_real(beta, "beta", low=0.0, strict_low=True)
     log = check_bool(log, "log")
-    K = bessel_modes(beta)
-    a, _ = kernel_coefficients(beta, K)
+    K = bessel_modes(beta=beta)
+    a, _ = kernel_coefficients(beta=beta, K=K)
     S = _fourier_sums(theta.astype(np.float64), K)
     n = theta.shape[-1]
     tot = np.sum(a * np.abs(S) ** 2, axis=-1)

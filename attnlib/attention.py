@@ -47,6 +47,8 @@ of ``B`` independent systems; ``beta`` may be an array ``(B,)`` for an ensemble.
 
 from __future__ import annotations
 
+import inspect
+
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,7 +56,9 @@ from typing import Any
 import numpy as np
 
 from . import _kernel as kern
+from ._deprecation import geometry_of_flag, moved_arguments
 from ._control import glpr_usa_step
+from .geometry import as_geometry
 from ._validation import (
     NORMALIZATIONS,
     Head,
@@ -124,9 +128,10 @@ class Model:
         Attention variant (see the module docstring for each convention).
     mask : {None, "causal"}
         Causal (lower-triangular) masking.
-    sphere : bool
+    geometry : Sphere, Euclidean, "sphere" or "euclidean"
         Tokens on the unit sphere (layer normalisation, velocity projected on the
-        tangent space) or in :math:`\mathbb R^d`.
+        tangent space; the default) or in :math:`\mathbb R^d`
+        (:mod:`attnlib.geometry`). ``sphere=True``/``False`` is its old spelling.
     bias : float
         Bias ``b`` of the sigmoid kernel.
     sinkhorn_tol : float
@@ -161,7 +166,7 @@ class Model:
     normalization: str = "sa"
     kernel: str = "softmax"
     mask: str | None = None
-    sphere: bool = True
+    geometry: Any = "sphere"
     bias: float = 0.0
     sinkhorn_tol: float = 1e-12
     sinkhorn_max_iter: int = 1000
@@ -172,7 +177,7 @@ class Model:
         check_choice(self.normalization, "normalization", NORMALIZATIONS)
         check_choice(self.kernel, "kernel", KERNELS)
         check_choice(self.mask, "mask", MASKS)
-        check_bool(self.sphere, "sphere")
+        object.__setattr__(self, "geometry", as_geometry(self.geometry))
         check_bool(self.sinkhorn_warm_start, "sinkhorn_warm_start")
         object.__setattr__(self, "bias", check_real(self.bias, "bias"))
         object.__setattr__(
@@ -201,6 +206,11 @@ class Model:
         object.__setattr__(self, "_heads", heads)
         object.__setattr__(self, "_sinkhorn_init", {})
         object.__setattr__(self, "_d", d)
+
+    @property
+    def sphere(self) -> bool:
+        """Whether the tokens live on the unit sphere (the geometry's kind)."""
+        return self.geometry.name == "sphere"
 
     # ------------------------------------------------------------------ checks
     def check_states(self, X: Any, name: str = "X") -> np.ndarray:
@@ -237,7 +247,7 @@ class Model:
         """The [GLPR] stable USA step of the largest ``beta``
         (:func:`attnlib.integrate.glpr_usa_step`; SA does not need it), for
         ``simulate(..., step_rule="glpr")``."""
-        return glpr_usa_step(float(np.max(self.beta)))
+        return glpr_usa_step(beta=float(np.max(self.beta)))
 
     @property
     def n_heads(self) -> int:
@@ -379,6 +389,13 @@ class Model:
         )
 
 
+# the sphere= flag of earlier releases is the geometry's name
+Model.__init__ = moved_arguments(  # type: ignore[method-assign]
+    list(inspect.signature(Model.__init__).parameters),
+    renamed={"sphere": ("geometry", geometry_of_flag)},
+)(Model.__init__)
+
+
 def attention_matrix(X: np.ndarray, **model: Any) -> np.ndarray:
     """Attention matrix of ``X`` for ``Model(**model)``; see :meth:`Model.attention`.
 
@@ -398,17 +415,20 @@ def velocity(X: np.ndarray, **model: Any) -> np.ndarray:
     return Model(**model).velocity(X)
 
 
+@moved_arguments(
+    "points atoms weights beta", renamed={"sphere": ("geometry", geometry_of_flag)}
+)
 def measure_field(
     points: np.ndarray,
     atoms: np.ndarray,
     weights: np.ndarray,
-    beta: float = 1.0,
     *,
+    beta: float = 1.0,
     Q: np.ndarray | None = None,
     K: np.ndarray | None = None,
     V: np.ndarray | None = None,
     normalization: str = "sa",
-    sphere: bool = True,
+    geometry: Any = "sphere",
 ) -> np.ndarray:
     r"""Velocity field :math:`\mathcal X[\mu]` of a weighted measure, at any points.
 
@@ -429,9 +449,9 @@ def measure_field(
     Parameters
     ----------
     points : ndarray, shape (p, d)
-        Where to evaluate (unit rows when ``sphere``).
+        Where to evaluate (unit rows on the sphere).
     atoms : ndarray, shape (m, d)
-        Support of the measure (unit rows when ``sphere``).
+        Support of the measure (unit rows on the sphere).
     weights : ndarray, shape (m,)
         Non-negative masses with a positive sum.
     beta : float
@@ -439,8 +459,8 @@ def measure_field(
     Q, K, V : ndarray of shape (d, d), optional
         Query, key and value matrices (identity if omitted).
     normalization : {"sa", "usa"}
-    sphere : bool
-        Tokens on the sphere: project the field on the tangent spaces.
+    geometry : Sphere, Euclidean, "sphere" or "euclidean"
+        On the sphere (the default) the field is projected on the tangent spaces.
 
     Returns
     -------
@@ -451,7 +471,7 @@ def measure_field(
     >>> import numpy as np
     >>> from attnlib import Model, sample_sphere
     >>> X = sample_sphere(10, 3, rng=0)
-    >>> F = measure_field(X, X, np.full(10, 0.1), 2.0)
+    >>> F = measure_field(X, X, np.full(10, 0.1), beta=2.0)
     >>> bool(np.allclose(F, Model(beta=2.0).velocity(X), atol=1e-14))
     True
     """
@@ -473,7 +493,7 @@ def measure_field(
         raise ValueError("weights must be >= 0 with a positive sum")
     beta = check_real(beta, "beta", low=0.0)
     check_choice(normalization, "normalization", NORMALIZATIONS)
-    sphere = check_bool(sphere, "sphere")
+    sphere = as_geometry(geometry).name == "sphere"
     if sphere:
         check_unit_norm(points, "points")
         check_unit_norm(atoms, "atoms")

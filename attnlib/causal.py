@@ -228,7 +228,7 @@ class CausalModel:
         """The [GLPR] stable USA step of the largest ``beta``
         (:func:`attnlib.integrate.glpr_usa_step`), for
         ``simulate(..., step_rule="glpr")``."""
-        return glpr_usa_step(float(np.max(self.beta)))
+        return glpr_usa_step(beta=float(np.max(self.beta)))
 
     def velocity(self, X: Any) -> np.ndarray:
         """The velocity field at ``X`` of shape (n, d) or (B, n, d) (validated)."""

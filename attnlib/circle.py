@@ -38,9 +38,9 @@ Transformers*, §7. Kuramoto (1984); Strogatz, *From Kuramoto to Crawford* (2000
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
+from ._deprecation import warn_moved
 from .angles import (
     CircleModel,
     angle_velocity,
@@ -93,11 +93,9 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # simulate_angles returns the Trajectory of attnlib.simulate since 0.2
     if name == "AngleTrajectory":
-        warnings.warn(
-            "attnlib.circle.AngleTrajectory is deprecated: simulate_angles returns an "
-            "attnlib.Trajectory",
-            DeprecationWarning,
-            stacklevel=2,
+        warn_moved(
+            "attnlib.circle.AngleTrajectory",
+            "attnlib.Trajectory (what simulate_angles returns)",
         )
         return Trajectory
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernel as kern
+from ._deprecation import moved_arguments
 from ._validation import (
     as_beta,
     check_bool,
@@ -33,7 +34,7 @@ from ._validation import (
     as_states,
     check_unit_norm,
     exp_scale,
-    log_max,
+    exp_of_log,
 )
 
 __all__ = ["energy", "log_energy", "energy_gradient"]
@@ -54,7 +55,8 @@ def _prepare(X, beta):
     return X, b
 
 
-def log_energy(X: np.ndarray, beta: float | np.ndarray) -> np.ndarray | float:
+@moved_arguments("X beta")
+def log_energy(X: np.ndarray, *, beta: float | np.ndarray) -> np.ndarray | float:
     r"""Natural logarithm of :math:`E_\beta(X)`, finite for any ``beta > 0``.
 
     Computed as
@@ -83,7 +85,8 @@ def log_energy(X: np.ndarray, beta: float | np.ndarray) -> np.ndarray | float:
     return float(out) if X.ndim == 2 else np.asarray(out)
 
 
-def energy(X: np.ndarray, beta: float | np.ndarray) -> np.ndarray | float:
+@moved_arguments("X beta")
+def energy(X: np.ndarray, *, beta: float | np.ndarray) -> np.ndarray | float:
     r"""Interaction energy :math:`E_\beta` of [GLPR] (3.5) for particles.
 
     .. math::
@@ -111,22 +114,21 @@ def energy(X: np.ndarray, beta: float | np.ndarray) -> np.ndarray | float:
     --------
     >>> import numpy as np
     >>> X = np.array([[1.0, 0.0], [1.0, 0.0]])
-    >>> bool(np.isclose(energy(X, 1.0), np.e / 2))
+    >>> bool(np.isclose(energy(X, beta=1.0), np.e / 2))
     True
     """
-    le = log_energy(X, beta)
-    dtype = np.result_type(le)
-    top = float(np.max(le))
-    if top > log_max(dtype):
-        raise ValueError(
-            f"the energy E_beta overflows {dtype.name} at this beta (log E = "
-            f"{top:.4g} > {log_max(dtype):.1f}); use attnlib.log_energy, which is "
-            "finite"
-        )
-    return float(np.exp(le)) if np.ndim(le) == 0 else np.exp(le)
+    le = log_energy(X, beta=beta)
+    e = exp_of_log(
+        le,
+        what="the energy E_beta at this beta",
+        use="attnlib.log_energy",
+        dtype=np.result_type(le),
+    )
+    return float(e) if np.ndim(e) == 0 else e
 
 
-def energy_gradient(X: np.ndarray, beta: float | np.ndarray) -> np.ndarray:
+@moved_arguments("X beta")
+def energy_gradient(X: np.ndarray, *, beta: float | np.ndarray) -> np.ndarray:
     r"""Spherical gradient of :math:`E_\beta`.
 
     .. math::

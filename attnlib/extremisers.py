@@ -34,12 +34,12 @@ Figs 1–7); [GLPR] Geshkovski, Letrouit, Polyanskiy, Rigollet, arXiv:2312.10794
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from . import _kernel as kern
+from ._deprecation import moved_arguments, warn_moved
 from ._lazy import optimize, special
 from ._special import ive
 from ._results import Trajectory, trajectory
@@ -58,6 +58,7 @@ from ._validation import (
     check_steps,
     check_unit_norm,
     exp_scale,
+    exp_of_log,
     log_max,
 )
 from .energy import _spectral_shift, _weights, as_interaction
@@ -83,14 +84,7 @@ DIRECTIONS = ("ascent", "descent")
 
 def _energies(log_e, name: str):
     """``exp(log_e)``, or a ``ValueError`` pointing to the log form if it overflows."""
-    log_e = np.asarray(log_e, dtype=np.float64)
-    top = float(np.max(log_e))
-    if top > log_max(np.float64):
-        raise ValueError(
-            f"the energy overflows float64 at this beta (log E = {top:.6g} > "
-            f"{log_max(np.float64):.1f}); use {name}, its logarithm, which is finite"
-        )
-    return np.exp(log_e)
+    return exp_of_log(log_e, what="the energy at this beta", use=name)
 
 
 METRICS = ("wasserstein", "sa")
@@ -201,7 +195,7 @@ def energy_flow(
     >>> import numpy as np
     >>> from attnlib import sample_sphere
     >>> res = energy_flow(sample_sphere(20, 2, rng=0), np.diag([1.0, 0.5]), steps=200)
-    >>> bool(np.all(np.diff(res.energies) >= -1e-12))   # ascent: monotone
+    >>> bool(np.all(np.diff(res.info["energies"]) >= -1e-12))   # ascent: monotone
     True
 
     References
@@ -235,12 +229,11 @@ def energy_flow(
     # energies are float64 and <= e^{||D||}; the Wasserstein field, in the dtype of
     # X, is <= e^{||D||} ||D||, which is 0 for D = 0 (then E_D = 1 and nothing moves)
     s_top = float(np.max(s))
-    if s_top > log_max(np.float64):
-        raise ValueError(
-            f"D has ||D||_2 = {s_top:.1f}: the energy e^(||D||_2) overflows float64 "
-            f"(limit {log_max(np.float64):.1f}); attnlib.energy_D(..., log=True) "
-            "gives its logarithm"
-        )
+    exp_of_log(  # E_D <= e^(||D||_2)
+        s_top,
+        what=f"the energy e^(||D||_2) of D with ||D||_2 = {s_top:.1f}",
+        use="attnlib.energy_D(..., log=True)",
+    )
     big_field = s_top > 0 and s_top + np.log(s_top) > log_max(X.dtype)
     if metric == "wasserstein" and big_field:
         raise ValueError(
@@ -349,6 +342,7 @@ def energy_flow(
     if single:
         X, energies_, times, tau_used = X[0], energies_[:, 0], times[:, 0], tau_used[0]
     return trajectory(
+        series=("step_indices", "energies"),
         times=times,
         final=X,
         method="euler",
@@ -629,7 +623,7 @@ def minimise_configuration(
     Examples
     --------
     >>> res = minimise_configuration(4, 3, beta=1.0, rng=0, restarts=2)
-    >>> bool(abs(res.energy - platonic_energy("tetrahedron", 1.0)) < 1e-10)
+    >>> bool(abs(res.energy - platonic_energy("tetrahedron", beta=1.0)) < 1e-10)
     True
     """
     n = check_int(n, "n", low=1)
@@ -707,7 +701,8 @@ def platonic_points(name: str) -> np.ndarray:
     return P / np.linalg.norm(P, axis=1, keepdims=True)
 
 
-def platonic_energy(name: str, beta: float, *, log: bool = False) -> float:
+@moved_arguments("name beta")
+def platonic_energy(name: str, *, beta: float, log: bool = False) -> float:
     r"""Closed-form :math:`E_\beta` of a regular configuration on :math:`S^2`.
 
     Every point sees the same inner-product distribution
@@ -727,7 +722,7 @@ def platonic_energy(name: str, beta: float, *, log: bool = False) -> float:
 
     Examples
     --------
-    >>> round(platonic_energy("octahedron", 1000.0, log=True), 6)   # e^1000 / 12000
+    >>> round(platonic_energy("octahedron", beta=1000.0, log=True), 6)  # e^1000/12000
     990.607338
     """
     check_choice(name, "name", tuple(_PLATONIC_GRAM))
@@ -746,11 +741,12 @@ def platonic_energy(name: str, beta: float, *, log: bool = False) -> float:
 # ---------------------------------------------------------------------------
 
 
+@moved_arguments("beta d kmax")
 def gegenbauer_coefficients(
+    *,
     beta: float,
     d: int,
     kmax: int,
-    *,
     method: str = "bessel",
     nodes: int = 200,
     scaled: bool = False,
@@ -790,7 +786,7 @@ def gegenbauer_coefficients(
 
     Examples
     --------
-    >>> a = gegenbauer_coefficients(1000.0, 3, 2, scaled=True)
+    >>> a = gegenbauer_coefficients(beta=1000.0, d=3, kmax=2, scaled=True)
     >>> bool(np.all(a > 0) and np.all(np.isfinite(a)))
     True
     """
@@ -840,7 +836,8 @@ def _gegenbauer_scaled(
     return (C * (wq * np.exp(beta * (t - 1.0)))[None, :]).sum(axis=1) / h
 
 
-def uniform_energy(beta: float, d: int, *, log: bool = False) -> float:
+@moved_arguments("beta d")
+def uniform_energy(*, beta: float, d: int, log: bool = False) -> float:
     r"""Energy :math:`E_{\beta I}[\sigma]` (1/2 omitted) of the uniform measure.
 
     .. math::
@@ -857,9 +854,9 @@ def uniform_energy(beta: float, d: int, *, log: bool = False) -> float:
 
     Examples
     --------
-    >>> bool(np.isclose(uniform_energy(1.0, 3), np.sinh(1.0)))
+    >>> bool(np.isclose(uniform_energy(beta=1.0, d=3), np.sinh(1.0)))
     True
-    >>> round(uniform_energy(1000.0, 3, log=True), 6)   # log(sinh(1000) / 1000)
+    >>> round(uniform_energy(beta=1000.0, d=3, log=True), 6)   # log(sinh(1000) / 1000)
     992.399098
     """
     beta = check_real(beta, "beta", low=0.0, strict_low=True)
@@ -883,11 +880,9 @@ def uniform_energy(beta: float, d: int, *, log: bool = False) -> float:
 def __getattr__(name: str) -> Any:
     # density_mirror_descent returns a Configuration (with weights)
     if name == "DensityResult":
-        warnings.warn(
-            "attnlib.extremisers.DensityResult is deprecated: density_mirror_descent "
-            "returns an attnlib.extremisers.Configuration",
-            DeprecationWarning,
-            stacklevel=2,
+        warn_moved(
+            "attnlib.extremisers.DensityResult",
+            "attnlib.extremisers.Configuration (what density_mirror_descent returns)",
         )
         return Configuration
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

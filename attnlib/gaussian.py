@@ -132,7 +132,7 @@ def _heads(model: Any, d: int) -> tuple[str, list]:
         raise TypeError(f"model must be an attnlib.Model, got {type(model).__name__}")
     if model.sphere:
         raise ValueError(
-            "model must have sphere=False: the Gaussian case lives in R^d "
+            "model must have geometry='euclidean': the Gaussian case lives in R^d "
             "(no layer norm)"
         )
     if model.kernel not in GAUSSIAN_KERNELS:
@@ -229,8 +229,8 @@ def gaussian_field(model: Model, alpha: Any, Sigma: Any) -> AffineField:
     Parameters
     ----------
     model : Model
-        ``sphere=False``, ``normalization="sa"``, kernel ``"softmax"``, ``"l2"`` or
-        ``"sinkhorn"``, one or several heads, scalar ``beta``.
+        ``geometry="euclidean"``, ``normalization="sa"``, kernel ``"softmax"``,
+        ``"l2"`` or ``"sinkhorn"``, one or several heads, scalar ``beta``.
     alpha : ndarray, shape (d,)
     Sigma : ndarray, shape (d, d)
         Symmetric positive semi-definite (positive definite for Sinkhorn's
@@ -246,7 +246,7 @@ def gaussian_field(model: Model, alpha: Any, Sigma: Any) -> AffineField:
     >>> import numpy as np
     >>> from attnlib import Model
     >>> A = np.array([[0.5, 0.1], [0.0, 0.3]])
-    >>> f = gaussian_field(Model(Q=A, sphere=False), np.zeros(2), np.eye(2))
+    >>> f = gaussian_field(Model(Q=A, geometry="euclidean"), np.zeros(2), np.eye(2))
     >>> bool(np.allclose(f.M, A))        # V Sigma A with K = V = Sigma = I
     True
 
@@ -313,7 +313,7 @@ def gaussian_rhs(model: Model, alpha: Any, Sigma: Any) -> tuple[np.ndarray, np.n
     --------
     >>> import numpy as np
     >>> from attnlib import Model
-    >>> da, dS = gaussian_rhs(Model(sphere=False), np.ones(2), np.eye(2))
+    >>> da, dS = gaussian_rhs(Model(geometry="euclidean"), np.ones(2), np.eye(2))
     >>> da.tolist(), dS.tolist()          # (I + I) 1 and 2 I
     ([2.0, 2.0], [[2.0, 0.0], [0.0, 2.0]])
     """
@@ -415,9 +415,9 @@ def integrate_gaussian(
     --------
     >>> import numpy as np
     >>> from attnlib import Model
-    >>> tr = integrate_gaussian(Model(sphere=False), np.zeros(2), np.eye(2),
+    >>> tr = integrate_gaussian(Model(geometry="euclidean"), np.zeros(2), np.eye(2),
     ...                         t_final=1.0)
-    >>> tr.blowup, round(tr.blowup_time, 6)     # Sigma(t) = I / (1 - 2t)
+    >>> tr.info["blowup"], round(tr.info["blowup_time"], 6)  # Sigma(t) = I/(1 - 2t)
     (True, 0.5)
 
     References
@@ -518,6 +518,7 @@ def integrate_gaussian(
                 t_blow = t + float(np.sum(L**2)) / dtr
     T = len(means)
     return trajectory(
+        series=("means", "covariances"),
         times=times[:T],
         final=(alpha, S),
         method="rk4",
@@ -571,7 +572,7 @@ def riccati_covariance(model: Model, Sigma0: Any, times: Any) -> np.ndarray:
     Parameters
     ----------
     model : Model
-        Single-head softmax, ``sphere=False``, ``V`` the identity.
+        Single-head softmax, ``geometry="euclidean"``, ``V`` the identity.
     Sigma0 : ndarray, shape (d, d)
     times : array_like, shape (T,)
 
@@ -583,7 +584,7 @@ def riccati_covariance(model: Model, Sigma0: Any, times: Any) -> np.ndarray:
     --------
     >>> import numpy as np
     >>> from attnlib import Model
-    >>> S = riccati_covariance(Model(sphere=False), np.eye(2), [0.0, 0.25])
+    >>> S = riccati_covariance(Model(geometry="euclidean"), np.eye(2), [0.0, 0.25])
     >>> S[1].tolist()                      # I / (1 - 2 t)
     [[2.0, 0.0], [0.0, 2.0]]
 
@@ -624,7 +625,7 @@ def blowup_time(model: Model, Sigma0: Any) -> float:
     >>> import numpy as np
     >>> from attnlib import Model
     >>> Q = np.array([[1, .2], [0, .8]]); K = np.array([[.9, 0], [.1, 1.1]])
-    >>> m = Model(beta=1 / np.sqrt(2), Q=Q, K=K, sphere=False)   # 1/sqrt(d_k)
+    >>> m = Model(beta=1 / np.sqrt(2), Q=Q, K=K, geometry="euclidean")   # 1/sqrt(d_k)
     >>> round(blowup_time(m, np.array([[1, .3], [.3, .6]])), 4)
     0.6057
 
@@ -705,7 +706,7 @@ def moment_observables() -> dict[str, Callable[[np.ndarray], np.ndarray]]:
     >>> import numpy as np
     >>> from attnlib import Model, simulate
     >>> X0 = sample_gaussian(np.zeros(2), np.eye(2), 50, rng=1)
-    >>> tr = simulate(Model(sphere=False), X0, t_final=0.1,
+    >>> tr = simulate(Model(geometry="euclidean"), X0, t_final=0.1,
     ...               observables=moment_observables(), save_states=False)
     >>> tr.observables["cov"].shape
     (2, 2, 2)

@@ -41,12 +41,16 @@ arXiv:2508.09628.
 
 from __future__ import annotations
 
+import inspect
+
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from . import _kernel as kern
+from ._deprecation import geometry_of_flag, moved_arguments
+from .geometry import as_geometry
 from ._validation import as_heads, as_states, check_real, check_unit_norm
 
 __all__ = ["hardmax_weights", "Hardmax"]
@@ -127,8 +131,9 @@ class Hardmax:
         Key matrix (identity if omitted), of the same shape as ``Q``.
     V : ndarray of shape (d, d), optional
         Value matrix (identity if omitted).
-    sphere : bool
-        Tokens on the unit sphere (velocity projected) or in :math:`\mathbb R^d`.
+    geometry : Sphere, Euclidean, "sphere" or "euclidean"
+        Tokens on the unit sphere (velocity projected; the default) or in
+        :math:`\mathbb R^d`. ``sphere=True``/``False`` is its old spelling.
     consensus : bool
         In :math:`\mathbb R^d` with ``V = I``: subtract the token itself,
         :math:`\dot z_i = \sum_j H_{ij}z_j - z_i` (the dynamics of
@@ -141,7 +146,8 @@ class Hardmax:
     >>> import numpy as np
     >>> from attnlib import simulate
     >>> X0 = np.array([[1.0, 0.0], [0.0, 1.0], [0.2, 0.1]])
-    >>> tr = simulate(Hardmax(sphere=False, consensus=True), X0, t_final=1.0, dt=0.01)
+    >>> hard = Hardmax(geometry="euclidean", consensus=True)
+    >>> tr = simulate(hard, X0, t_final=1.0, dt=0.01)
     >>> bool(np.allclose(tr.final[2], [1, 0] + np.exp(-1.0) * (X0[2] - [1, 0])))
     True
     """
@@ -149,25 +155,30 @@ class Hardmax:
     Q: Any = field(default=None, repr=False)
     K: Any = field(default=None, repr=False)
     V: Any = field(default=None, repr=False)
-    sphere: bool = True
+    geometry: Any = "sphere"
     consensus: bool = False
     tol: float = 1e-12
 
     def __post_init__(self) -> None:
-        for flag in ("sphere", "consensus"):
-            if not isinstance(getattr(self, flag), (bool, np.bool_)):
-                raise TypeError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
+        object.__setattr__(self, "geometry", as_geometry(self.geometry))
+        if not isinstance(self.consensus, (bool, np.bool_)):
+            raise TypeError(f"consensus must be a bool, got {self.consensus!r}")
         check_real(self.tol, "tol", low=0.0)
         (head,), d = as_heads(self.Q, self.K, self.V, psd=False)
         if self.consensus and (self.sphere or head.v is not None):
             raise ValueError(
-                "consensus=True is the R^d dynamics with V = I: use sphere=False and "
-                "no V"
+                "consensus=True is the R^d dynamics with V = I: use "
+                "geometry='euclidean' and no V"
             )
         object.__setattr__(self, "_q", head.q)
         object.__setattr__(self, "_k", head.k)
         object.__setattr__(self, "_v", head.v)
         object.__setattr__(self, "_d", d)
+
+    @property
+    def sphere(self) -> bool:
+        """Whether the tokens live on the unit sphere (the geometry's kind)."""
+        return self.geometry.name == "sphere"
 
     def attention(self, X: Any) -> np.ndarray:
         """The hardmax matrix :math:`H` of ``X`` (shape (n, n) or (B, n, n))."""
@@ -206,3 +217,10 @@ class Hardmax:
         return X
 
     _check = check_states
+
+
+# the sphere= flag of earlier releases is the geometry's name
+Hardmax.__init__ = moved_arguments(  # type: ignore[method-assign]
+    list(inspect.signature(Hardmax.__init__).parameters),
+    renamed={"sphere": ("geometry", geometry_of_flag)},
+)(Hardmax.__init__)

@@ -23,14 +23,10 @@ import numpy as np
 from . import _kernel as kern
 from ._control import glpr_usa_step
 from ._results import Trajectory
-from ._stepping import (
-    MAX_STEPS,
-    METHODS,
-    check_observables,
-    output_times,
-    planned_steps,
-    run_explicit,
-)
+from . import _stepping
+from ._deprecation import geometry_of_flag, moved_arguments, warn_moved
+from .geometry import as_geometry
+from ._stepping import METHODS
 from ._validation import (
     as_states,
     check_bool,
@@ -46,11 +42,6 @@ __all__ = [
     "Trajectory",
     "glpr_usa_step",
     "METHODS",
-    "output_times",
-    "check_observables",
-    "planned_steps",
-    "run_explicit",
-    "MAX_STEPS",
 ]
 
 
@@ -89,6 +80,7 @@ class Dynamics(Protocol):
     def stable_step(self) -> float | None: ...
 
 
+@moved_arguments("model X0", renamed={"sphere": ("geometry", geometry_of_flag)})
 def simulate(
     model: Any,
     X0: np.ndarray,
@@ -100,9 +92,9 @@ def simulate(
     observables: Mapping[str, Callable[[np.ndarray], Any]] | None = None,
     save_states: bool = True,
     step_rule: str | None = None,
-    sphere: bool | None = None,
+    geometry: Any = None,
     progress: bool = False,
-    max_steps: int = MAX_STEPS,
+    max_steps: int = _stepping.MAX_STEPS,
 ) -> Trajectory:
     r"""Integrate :math:`\dot X = v(X)` from ``X0`` and record states and observables.
 
@@ -110,8 +102,8 @@ def simulate(
     ----------
     model : Dynamics or callable
         A model of the library (:class:`Dynamics`: its ``check_states``, ``rhs``,
-        ``sphere`` and ``stable_step`` are used; ``rhs`` once per stage) or any
-        callable ``v(X) -> array`` of the shape of ``X`` (then give ``sphere``).
+        geometry and ``stable_step`` are used; ``rhs`` once per stage) or any
+        callable ``v(X) -> array`` of the shape of ``X`` (then give ``geometry``).
     X0 : ndarray, shape (n, d) or (B, n, d)
         Initial state at time 0 (unit rows for a model on the sphere).
     times : array_like, shape (T,), optional
@@ -131,8 +123,11 @@ def simulate(
         ``"glpr"`` caps the step by the stable USA step of the [GLPR] code,
         :func:`glpr_usa_step` (of the largest beta); it decays like
         :math:`e^{-\beta}`, which SA does not need.
-    sphere : bool, optional
-        Retract onto the sphere after each step; defaults to ``model.sphere``.
+    geometry : Sphere, Euclidean, "sphere" or "euclidean", optional
+        Where the states live, for a callable ``model`` (on the sphere each step is
+        followed by the retraction); a model of the library carries its own, and a
+        different one here is an error. ``sphere=True``/``False`` is its old
+        spelling.
     progress : bool
         Show a ``tqdm.auto`` progress bar over the output times.
     max_steps : int
@@ -155,16 +150,22 @@ def simulate(
     """
     if isinstance(model, Dynamics):
         f = model.rhs
-        if sphere is None:
-            sphere = model.sphere
+        sphere = bool(model.sphere)
+        if geometry is not None and (as_geometry(geometry).name == "sphere") != sphere:
+            raise ValueError(
+                f"geometry={geometry!r} differs from the model's (on the sphere: "
+                f"{sphere}); the model carries its geometry"
+            )
         # X0 against the model (dimension, unit rows, beta shape), without a field
         X = model.check_states(X0, "X0")
     elif callable(model):
         f = model
-        if sphere is None:
+        if geometry is None:
             raise TypeError(
-                "sphere must be given (True/False) when model is a callable"
+                "geometry must be given ('sphere' or 'euclidean', or attnlib.Sphere() "
+                "or attnlib.Euclidean()) when model is a callable"
             )
+        sphere = as_geometry(geometry).name == "sphere"
         X = as_states(X0, "X0")
     else:
         missing = [
@@ -178,11 +179,10 @@ def simulate(
             f"{type(model).__name__}"
             + (f" without {', '.join(missing)}" if missing else "")
         )
-    sphere = check_bool(sphere, "sphere")
     if sphere:
         check_unit_norm(X, "X0")
     X = X.copy()
-    times = output_times(times, t_final)
+    times = _stepping.output_times(times, t_final)
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
     check_choice(method, "method", METHODS)
     check_choice(step_rule, "step_rule", (None, "glpr"))
@@ -204,8 +204,8 @@ def simulate(
                 "step_rule='glpr' gives the stable step of USA, which decays like "
                 "e^-beta and which an SA model does not need: drop step_rule"
             )
-    obs = check_observables(observables)
-    states, out_obs, X, n_steps = run_explicit(
+    obs = _stepping.check_observables(observables)
+    states, out_obs, X, n_steps = _stepping.run_explicit(
         f,
         X,
         times,
@@ -220,3 +220,17 @@ def simulate(
         steps_hint=steps_hint,
     )
     return Trajectory(times, states, out_obs, X, method, n_steps, dt)
+
+
+#: The driver's internals this module exported before 0.3: no longer public.
+_INTERNALS = ("output_times", "check_observables", "planned_steps", "run_explicit")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _INTERNALS or name == "MAX_STEPS":
+        warn_moved(
+            f"attnlib.integrate.{name}",
+            "simulate's own arguments (it was an internal of the time-stepping driver)",
+        )
+        return getattr(_stepping, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

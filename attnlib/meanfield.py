@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from ._deprecation import moved_arguments
 from ._special import ive
 
 from ._control import Adaptive
@@ -45,7 +46,8 @@ __all__ = [
 
 
 # ------------------------------------------------------------- linear theory
-def growth_rates(k: Any, beta: float, *, normalization: str = "usa") -> np.ndarray:
+@moved_arguments("k beta")
+def growth_rates(k: Any, *, beta: float, normalization: str = "usa") -> np.ndarray:
     r"""Growth rate of the Fourier mode ``k`` of the mean field at the uniform density.
 
     .. math::
@@ -60,7 +62,7 @@ def growth_rates(k: Any, beta: float, *, normalization: str = "usa") -> np.ndarr
 
     Examples
     --------
-    >>> growth_rates([1, 2], 0.0).tolist()
+    >>> growth_rates([1, 2], beta=0.0).tolist()
     [0.5, 0.0]
     """
     check_choice(normalization, "normalization", NORMALIZATIONS)
@@ -80,7 +82,8 @@ def growth_rates(k: Any, beta: float, *, normalization: str = "usa") -> np.ndarr
     return lam
 
 
-def dominant_mode(beta: float, *, kmax: int | None = None) -> int:
+@moved_arguments("beta")
+def dominant_mode(*, beta: float, kmax: int | None = None) -> int:
     r"""The fastest-growing mode :math:`\arg\max_{k\ge1} k^2 I_k(\beta)`.
 
     This is the number of clusters that emerge from near-uniform data ([GLPR] §7):
@@ -88,7 +91,7 @@ def dominant_mode(beta: float, *, kmax: int | None = None) -> int:
 
     Examples
     --------
-    >>> [dominant_mode(b) for b in (4.0, 9.0, 16.0)]
+    >>> [dominant_mode(beta=b) for b in (4.0, 9.0, 16.0)]
     [3, 4, 6]
     """
     beta = check_real(beta, "beta", low=0.0)
@@ -98,8 +101,9 @@ def dominant_mode(beta: float, *, kmax: int | None = None) -> int:
     return int(k[np.argmax(k * k * ive(k, beta))])
 
 
+@moved_arguments("n beta")
 def spaced_state_eigenvalues(
-    n: int, beta: float, *, normalization: str = "usa"
+    n: int, *, beta: float, normalization: str = "usa"
 ) -> np.ndarray:
     r"""Eigenvalues of the Jacobian at the equally spaced state.
 
@@ -123,7 +127,7 @@ def spaced_state_eigenvalues(
     Examples
     --------
     >>> import numpy as np
-    >>> mu = spaced_state_eigenvalues(2, 1.0)
+    >>> mu = spaced_state_eigenvalues(2, beta=1.0)
     >>> bool(np.isclose(mu[1], np.exp(-1.0)))
     True
     """
@@ -147,10 +151,11 @@ def spaced_state_eigenvalues(
 DensityTrajectory = Trajectory
 
 
+@moved_arguments("rho0 beta")
 def mean_field(
     rho0: Any,
-    beta: float,
     *,
+    beta: float,
     times: Any,
     normalization: str = "usa",
     grid_size: int = 256,
@@ -220,9 +225,9 @@ def mean_field(
     Examples
     --------
     >>> import numpy as np
-    >>> sol = mean_field(lambda t: (1 + 0.1 * np.cos(2 * t)) / (2 * np.pi), 1.0,
+    >>> sol = mean_field(lambda t: (1 + 0.1 * np.cos(2 * t)) / (2 * np.pi), beta=1.0,
     ...                  times=[0.0, 1.0], grid_size=64)
-    >>> bool(abs(sol.mass[-1] - 1.0) < 1e-12)
+    >>> bool(abs(sol.info["mass"][-1] - 1.0) < 1e-12)
     True
     """
     check_choice(normalization, "normalization", NORMALIZATIONS)
@@ -254,8 +259,8 @@ def mean_field(
 
     kk = np.fft.fftfreq(M, 1.0 / M)  # integer wavenumbers
     ak = np.abs(kk).astype(int)
-    Kc = min(M // 2, bessel_modes(beta))
-    a, b = kernel_coefficients(beta, max(Kc, 1))
+    Kc = min(M // 2, bessel_modes(beta=beta))
+    a, b = kernel_coefficients(beta=beta, K=max(Kc, 1))
     ia = np.where(ak <= Kc, ak, 0)
     ghat = np.where(ak <= Kc, 0.5 * a[ia] * np.where(ak == 0, 2.0, 1.0), 0.0)
     fhat = np.where(ak <= Kc, b[ia] * np.sign(kk) / 2j, 0.0)
@@ -333,6 +338,7 @@ def mean_field(
     )
     mass = dens.mean(axis=1) * TWO_PI
     return trajectory(
+        series=("mass", "resolution"),
         times=times,
         states=dens,
         final=dens[-1],

@@ -28,7 +28,7 @@ from ._validation import (
     check_finite_result,
     check_int,
     check_real,
-    log_max,
+    exp_of_log,
 )
 
 __all__ = [
@@ -308,14 +308,9 @@ class Energy:
         log_e = b * m[..., 0, 0] + np.log(s) - np.log(2.0 * b * n * n)
         if self.log:
             return log_e
-        top = float(np.max(log_e))
-        if top > log_max(np.float64):
-            raise ValueError(
-                f"the energy E_beta overflows float64 at this beta and G (log E = "
-                f"{top:.4g} > {log_max(np.float64):.1f}); record Energy(log=True), "
-                "its logarithm"
-            )
-        return np.exp(log_e)
+        return exp_of_log(
+            log_e, what="the energy E_beta at this beta and G", use="Energy(log=True)"
+        )
 
 
 # ------------------------------------------------------------ clusters on the circle

@@ -46,6 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from ._deprecation import moved_arguments
 from ._lazy import optimize
 from ._validation import as_numeric, check_choice, check_int, check_real
 
@@ -261,10 +262,11 @@ def _locate(kern, g, brackets, period=None):
     return np.sort(np.asarray(locs, dtype=np.float64))
 
 
+@moved_arguments("theta beta")
 def circle_modes(
     theta,
-    beta: float,
     *,
+    beta: float,
     oversample: float = 8.0,
     max_refine: int = 6,
     rtol: float = 1e-12,
@@ -310,10 +312,11 @@ def circle_modes(
     return ModeCount(len(br), locs, g.size, ok)
 
 
+@moved_arguments("x beta")
 def line_modes(
     x,
-    beta: float,
     *,
+    beta: float,
     oversample: float = 8.0,
     max_refine: int = 6,
     rtol: float = 1e-12,
@@ -369,7 +372,8 @@ def line_modes(
     return ModeCount(len(br), locs, g.size, ok)
 
 
-def count_modes(points, beta: float, *, domain: str = "circle", **options) -> int:
+@moved_arguments("points beta")
+def count_modes(points, *, beta: float, domain: str = "circle", **options) -> int:
     """Number of modes on ``domain`` ("circle": angles, "line": reals).
 
     Shorthand for ``circle_modes(...).count`` / ``line_modes(...).count``.
@@ -377,9 +381,9 @@ def count_modes(points, beta: float, *, domain: str = "circle", **options) -> in
     Examples
     --------
     >>> import numpy as np
-    >>> count_modes(np.array([0.0, 3.0]), 10.0, domain="line")
+    >>> count_modes(np.array([0.0, 3.0]), beta=10.0, domain="line")
     2
     """
     check_choice(domain, "domain", ("circle", "line"))
     fn = circle_modes if domain == "circle" else line_modes
-    return fn(points, beta, **options).count
+    return fn(points, beta=beta, **options).count

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 from . import _kernel as kern
+from ._deprecation import moved_arguments
 from ._lazy import special
 
 from ._validation import (
@@ -56,14 +57,8 @@ from ._validation import (
     check_rng,
     exp_scale,
 )
-from ._stepping import drive
-from .integrate import (
-    MAX_STEPS,
-    Dynamics,
-    Trajectory,
-    check_observables,
-    output_times,
-)
+from ._stepping import MAX_STEPS, check_observables, drive, output_times
+from .integrate import Dynamics, Trajectory
 
 __all__ = [
     "funk_hecke",
@@ -74,7 +69,8 @@ __all__ = [
 ]
 
 
-def funk_hecke(ell: Any, beta: float, d: int) -> np.ndarray:
+@moved_arguments("ell beta d")
+def funk_hecke(ell: Any, *, beta: float, d: int) -> np.ndarray:
     r"""Coefficient :math:`c_\ell(\beta)` of :math:`e^{\beta\langle x, y\rangle}` on
     spherical harmonics of degree :math:`\ell` (uniform probability on
     :math:`S^{d-1}`): :math:`\int e^{\beta\langle x, y\rangle}Y_\ell(y)\,d\sigma(y) =
@@ -83,7 +79,7 @@ def funk_hecke(ell: Any, beta: float, d: int) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> c = funk_hecke([0, 1], 2.0, 3)  # sinh(b)/b and (b cosh b - sinh b)/b^2
+    >>> c = funk_hecke([0, 1], beta=2.0, d=3)  # sinh(b)/b and (b cosh b - sinh b)/b^2
     >>> bool(np.allclose(c, [np.sinh(2) / 2, (2 * np.cosh(2) - np.sinh(2)) / 4]))
     True
     """
@@ -114,20 +110,22 @@ def _check_ell(ell: Any) -> np.ndarray:
     return ell
 
 
+@moved_arguments("ell beta d sigma")
 def noisy_rates(
-    ell: Any, beta: float, d: int, sigma: float, *, normalization: str = "sa"
+    ell: Any, *, beta: float, d: int, sigma: float, normalization: str = "sa"
 ) -> np.ndarray:
     r"""Growth rates :math:`\lambda_\ell` of degree-:math:`\ell` perturbations of the
     uniform measure (see the module docstring)."""
     sigma = check_real(sigma, "sigma", low=0.0)
     check_choice(normalization, "normalization", NORMALIZATIONS)
     ell = _check_ell(ell)
-    c = funk_hecke(ell, beta, d)
-    N = 1.0 if normalization == "usa" else float(funk_hecke(0, beta, d))
+    c = funk_hecke(ell, beta=beta, d=d)
+    N = 1.0 if normalization == "usa" else float(funk_hecke(0, beta=beta, d=d))
     return ell * (ell + d - 2) * (c / (beta * N) - sigma)
 
 
-def noise_threshold(beta: float, d: int, *, normalization: str = "sa") -> float:
+@moved_arguments("beta d")
+def noise_threshold(*, beta: float, d: int, normalization: str = "sa") -> float:
     r"""The critical noise :math:`\sigma_c(\beta, d)` above which the uniform measure
     is linearly stable.
 
@@ -135,9 +133,9 @@ def noise_threshold(beta: float, d: int, *, normalization: str = "sa") -> float:
     --------
     >>> import numpy as np
     >>> b = 4.0  # d = 3, SA: the Langevin function (coth b - 1/b) over b
-    >>> bool(np.isclose(noise_threshold(b, 3), (1 / np.tanh(b) - 1 / b) / b))
+    >>> bool(np.isclose(noise_threshold(beta=b, d=3), (1 / np.tanh(b) - 1 / b) / b))
     True
-    >>> round(noise_threshold(1e-6, 5), 6)  # beta -> 0: 1/d
+    >>> round(noise_threshold(beta=1e-6, d=5), 6)  # beta -> 0: 1/d
     0.2
     """
     check_choice(normalization, "normalization", NORMALIZATIONS)
@@ -151,7 +149,7 @@ def noise_threshold(beta: float, d: int, *, normalization: str = "sa") -> float:
         if beta > 1e6:
             return (1.0 - (d - 1) / (2.0 * beta)) / beta
         return float(special.ive(d / 2, beta) / (beta * special.ive(d / 2 - 1, beta)))
-    return float(funk_hecke(1, beta, d) / beta)
+    return float(funk_hecke(1, beta=beta, d=d) / beta)
 
 
 #: The result of :func:`simulate_noisy` is the :class:`attnlib.Trajectory` of

@@ -68,7 +68,8 @@ from ._validation import (
 )
 from .attention import Model
 from .equiangular import _rate
-from .integrate import Trajectory, output_times
+from ._stepping import output_times
+from .integrate import Trajectory
 from ._results import trajectory
 
 __all__ = [
@@ -94,7 +95,7 @@ class NormalisedModel:
         Where LN sits (see the module docstring).
     **model
         Keyword arguments of :class:`attnlib.Model` (``beta``, ``Q``, ``K``, ``V``,
-        ``normalization``, ``mask``, ...), except ``sphere``, which the scheme sets.
+        ``normalization``, ``mask``, ...), except ``geometry``, which the scheme sets.
 
     Attributes
     ----------
@@ -116,10 +117,15 @@ class NormalisedModel:
 
     def __init__(self, scheme: str = "post", **model: Any) -> None:
         check_choice(scheme, "scheme", SCHEMES)
-        if "sphere" in model:
-            raise ValueError("sphere is set by the scheme: post-LN on the sphere")
+        if "sphere" in model or "geometry" in model:
+            raise ValueError(
+                "the geometry is set by the scheme: post-LN on the sphere, pre- and "
+                "peri-LN in R^d"
+            )
         self.scheme = scheme
-        self.attention = Model(sphere=scheme == "post", **model)
+        self.attention = Model(
+            geometry=("sphere" if scheme == "post" else "euclidean"), **model
+        )
 
     def __repr__(self) -> str:
         return f"NormalisedModel({self.scheme!r}, {self.attention!r})"
@@ -322,7 +328,7 @@ def equiangular_scheme(
     Examples
     --------
     >>> sol = equiangular_scheme([0.0, 3.0], beta=1.0, n=32, scheme="post")
-    >>> round(float(sol.gamma[-1]), 6)
+    >>> round(float(sol.info["gamma"][-1]), 6)
     0.914207
     """
     t = output_times(times)
@@ -357,6 +363,7 @@ def equiangular_scheme(
 
 def _scheme_result(t, gamma, radius, clock, scheme) -> Trajectory:
     return trajectory(
+        series=("gamma", "radius", "clock"),
         times=t,
         final=np.array([gamma[-1], radius[-1], clock[-1]]),
         method="DOP853",

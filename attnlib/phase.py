@@ -12,10 +12,11 @@ r"""Phase diagrams of clustering: [GLPR] Figs 3 and 5, and the curve Gamma.
 
 Seed contract. Value number ``k`` of the grid of ``beta`` draws its initial tokens
 (then, with ``qkv``, its random matrices) from
-``numpy.random.default_rng(SeedSequence(seed).spawn(m)[k])``, exactly as
+``numpy.random.default_rng(SeedSequence(rng).spawn(m)[k])`` (an integer ``rng``),
+exactly as
 ``sample_sphere(n, d, rng=..., batch=samples)`` followed by ``random_qkv(...)``.
 A task holds some values of ``beta`` and :func:`attnlib.sweep.sweep` hands it the
-seeds of its values, which is all it draws from: the diagram depends on ``seed``
+seeds of its values, which is all it draws from: the diagram depends on ``rng``
 only, never on the method, the grouping of the values into tasks or the executor.
 """
 
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._stepping import MAX_STEPS, output_times, planned_steps
+from ._deprecation import moved_arguments
 from ._validation import (
     NORMALIZATIONS,
     as_finite,
@@ -39,6 +41,7 @@ from ._validation import (
     check_rng,
     check_steps,
     log_max,
+    spawn_seeds,
 )
 from .ensemble import (
     can_retire,
@@ -409,7 +412,7 @@ def _fast(task: PhaseTask, seeds: tuple) -> tuple[list[tuple], int]:
         _phase_stats(p[:, i * samples : (i + 1) * samples], samples)
         for i in range(len(task.betas))
     ]
-    return stats, run.member_steps
+    return stats, run.info["member_steps"]
 
 
 def _run_task(task: PhaseTask, seeds: tuple) -> tuple[list[tuple], int]:
@@ -421,6 +424,7 @@ def _run_task(task: PhaseTask, seeds: tuple) -> tuple[list[tuple], int]:
     return stats, steps
 
 
+@moved_arguments("d", renamed={"seed": "rng"})
 def phase_diagram(
     d: int,
     *,
@@ -433,7 +437,7 @@ def phase_diagram(
     delta: float = 1e-3,
     qkv: str | None = None,
     normalization: str = "sa",
-    seed: int = 0,
+    rng: Any = 0,
     executor: Executor | None = None,
     progress: bool = True,
     method: str | None = None,
@@ -488,8 +492,9 @@ def phase_diagram(
         ``"kind/value"`` for random matrices drawn per system by :func:`random_qkv`,
         e.g. ``"ginibre/identity"`` (reference method only).
     normalization : {"sa", "usa"}
-    seed : int
-        Root seed; ``beta`` number ``k`` uses ``SeedSequence(seed).spawn(m)[k]``.
+    rng : int, SeedSequence or Generator
+        Root of the seeds; for an integer, ``beta`` number ``k`` uses
+        ``SeedSequence(rng).spawn(m)[k]``.
     executor : concurrent.futures.Executor, optional
     progress : bool
         ``tqdm.auto`` bar over the tasks.
@@ -579,8 +584,7 @@ def phase_diagram(
         "last of times)",
         hint="increase dt or max_steps",
     )
-    seed = check_int(seed, "seed", low=0)
-    children = np.random.SeedSequence(seed).spawn(bs.size)  # the seed contract
+    children = spawn_seeds(rng, bs.size)  # the seed contract
     if method == "reference":
         groups = [[i] for i in range(bs.size)]
     else:

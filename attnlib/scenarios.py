@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ._deprecation import moved_arguments
 from ._results import Trajectory, trajectory
 from ._validation import (
     NORMALIZATIONS,
@@ -37,6 +38,7 @@ from ._validation import (
     check_finite_result,
     check_int,
     check_real,
+    check_rng,
     log_max,
 )
 from .angles import CircleModel, simulate_angles
@@ -91,22 +93,24 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
+@moved_arguments("name beta")
 def variant_model(
-    name: str, beta: float, *, Q: np.ndarray | None = None, K: np.ndarray | None = None
+    name: str, *, beta: float, Q: np.ndarray | None = None, K: np.ndarray | None = None
 ) -> Model:
     """The :class:`attnlib.Model` of the variant ``name`` (a key of :data:`VARIANTS`).
 
     Examples
     --------
-    >>> variant_model("Sinkhorn", 2.0).kernel
+    >>> variant_model("Sinkhorn", beta=2.0).kernel
     'sinkhorn'
     """
     check_choice(name, "name", tuple(VARIANTS))
     return Model(beta=beta, Q=Q, K=K, **VARIANTS[name])
 
 
+@moved_arguments("beta Q K")
 def usa_clock(
-    beta: float, Q: np.ndarray | None = None, K: np.ndarray | None = None
+    *, beta: float, Q: np.ndarray | None = None, K: np.ndarray | None = None
 ) -> float:
     r"""Exponent :math:`c = \beta\|Q\|_2\|K\|_2` of the USA clock :math:`s = e^c t`.
 
@@ -130,10 +134,11 @@ def usa_clock(
     )
 
 
+@moved_arguments("name beta")
 def variant_field(
     name: str,
-    beta: float,
     *,
+    beta: float,
     Q: np.ndarray | None = None,
     K: np.ndarray | None = None,
     usa_clock_rescaled: bool = True,
@@ -147,19 +152,20 @@ def variant_field(
     model, so the Sinkhorn warm start follows one trajectory.
     """
     usa_clock_rescaled = check_bool(usa_clock_rescaled, "usa_clock_rescaled")
-    model = variant_model(name, beta, Q=Q, K=K)
+    model = variant_model(name, beta=beta, Q=Q, K=K)
     if name != "USA" or not usa_clock_rescaled:
         return model.rhs
-    scale = float(np.exp(-usa_clock(beta, Q, K)))
+    scale = float(np.exp(-usa_clock(beta=beta, Q=Q, K=K)))
     return lambda X: scale * model.rhs(X)
 
 
+@moved_arguments("name X0 beta times")
 def variant_trajectory(
     name: str,
     X0: np.ndarray,
+    *,
     beta: float,
     times: np.ndarray,
-    *,
     Q: np.ndarray | None = None,
     K: np.ndarray | None = None,
     dt: float = 0.1,
@@ -174,39 +180,42 @@ def variant_trajectory(
     """
     usa_clock_rescaled = check_bool(usa_clock_rescaled, "usa_clock_rescaled")
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
-    model = variant_model(name, beta, Q=Q, K=K)
+    model = variant_model(name, beta=beta, Q=Q, K=K)
     model.check_states(X0, "X0")  # unit rows, dimension: without a field evaluation
     if name == "USA" and not usa_clock_rescaled:
-        dt = min(dt, 0.2 * float(np.exp(-usa_clock(beta, Q, K))))
-    field = variant_field(name, beta, Q=Q, K=K, usa_clock_rescaled=usa_clock_rescaled)
-    return simulate(field, X0, times=times, dt=dt, method=method, sphere=True)
+        dt = min(dt, 0.2 * float(np.exp(-usa_clock(beta=beta, Q=Q, K=K))))
+    field = variant_field(
+        name, beta=beta, Q=Q, K=K, usa_clock_rescaled=usa_clock_rescaled
+    )
+    return simulate(field, X0, times=times, dt=dt, method=method, geometry="sphere")
 
 
 # ------------------------------------------------------------------- the circle
+@moved_arguments("beta n", renamed={"seed": "rng"})
 def particle_run(
+    *,
     beta: float,
     n: int,
-    *,
     t_final: float = 20.0,
     n_frames: int = 81,
-    seed: int = 0,
+    rng: Any = 0,
     normalization: str = "sa",
     n_max: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Angles ``(T, n)`` at ``T = n_frames`` times from uniform random initial data.
 
-    The first ``n`` of ``n_max`` uniform angles drawn with ``seed`` are used, so the
-    initial data of different ``n`` are nested.
+    The first ``n`` of ``n_max`` uniform angles drawn from ``rng`` (a seed or a
+    :class:`numpy.random.Generator`) are used, so the initial data of different ``n``
+    drawn with one seed are nested.
     """
     beta = check_real(beta, "beta", low=0.0)
     n = check_int(n, "n", low=1)
     t_final = check_real(t_final, "t_final", low=0.0)
     n_frames = check_int(n_frames, "n_frames", low=1)
-    seed = check_int(seed, "seed")
+    rng = check_rng(rng)
     normalization = check_choice(normalization, "normalization", NORMALIZATIONS)
     if n_max is not None:
         n_max = check_int(n_max, "n_max", low=1)
-    rng = np.random.default_rng(seed)
     th0 = rng.uniform(0, TWO_PI, max(n, n_max or n))[:n]
     times = np.linspace(0, t_final, n_frames)
     model = CircleModel(beta=beta, normalization=normalization)
@@ -215,21 +224,25 @@ def particle_run(
     return times, tr.states
 
 
+@moved_arguments("rho0 beta times", renamed={"seed": "rng"})
 def density_run(
     rho0: Any,
+    *,
     beta: float,
     times: np.ndarray,
-    *,
     n_particles: int,
     grid_size: int,
-    seed: int,
+    rng: Any,
 ) -> tuple[Trajectory, np.ndarray]:
     """The SA mean-field density from ``rho0`` and ``n_particles`` particles sampled
-    from it (``seed``), at ``times``: ``(density trajectory, angles (T, n))``."""
+    from it (with ``rng``, a seed or a Generator), at ``times``: ``(density
+    trajectory, angles (T, n))``."""
     n_particles = check_int(n_particles, "n_particles", low=1)
-    seed = check_int(seed, "seed")
-    sol = mean_field(rho0, beta, times=times, normalization="sa", grid_size=grid_size)
-    th0 = sample_density(sol.states[0], n_particles, rng=seed)
+    rng = check_rng(rng)
+    sol = mean_field(
+        rho0, beta=beta, times=times, normalization="sa", grid_size=grid_size
+    )
+    th0 = sample_density(sol.states[0], n_particles, rng=rng)
     model = CircleModel(beta=beta, normalization="sa")
     tr = simulate_angles(model, th0, times=times, dt=0.05)
     return sol, tr.states
@@ -269,22 +282,23 @@ GAUSSIAN_PRESETS = {
 KERNEL_CHOICES = ("softmax", "l2")
 
 
-def preset_model(name: str, seed: int = 0, *, kernel: str = "softmax") -> Model:
-    """The ``Model`` (``sphere=False``) of a preset; random ones drawn from ``seed``.
+@moved_arguments("name rng", renamed={"seed": "rng"})
+def preset_model(name: str, *, rng: Any = 0, kernel: str = "softmax") -> Model:
+    """The ``Model`` (``geometry="euclidean"``) of a preset; random ones drawn from
+    ``rng`` (a seed or a Generator).
 
     ``kernel`` is ``"softmax"`` or ``"l2"``.
     """
     check_choice(name, "name", tuple(GAUSSIAN_PRESETS))
-    seed = check_int(seed, "seed")
+    g = check_rng(rng)
     check_choice(kernel, "kernel", KERNEL_CHOICES)
     spec = GAUSSIAN_PRESETS[name]
     if spec == "random":
-        g = np.random.default_rng(seed)
         Q, K = g.standard_normal((2, 2, 2)) / np.sqrt(2)
         V = np.eye(2) + 0.5 * g.standard_normal((2, 2)) / np.sqrt(2)
     else:
         Q, K, V = spec
-    return Model(Q=Q, K=K, V=V, kernel=kernel, sphere=False)
+    return Model(Q=Q, K=K, V=V, kernel=kernel, geometry="euclidean")
 
 
 def ellipse_points(alpha, Sigma, *, nsig: float = 2.0, num: int = 100) -> np.ndarray:
@@ -321,13 +335,14 @@ def ellipse_points(alpha, Sigma, *, nsig: float = 2.0, num: int = 100) -> np.nda
 CloudScenario = Trajectory
 
 
+@moved_arguments("model alpha0 Sigma0", renamed={"seed": "rng"})
 def cloud_scenario(
     model: Model,
     alpha0,
     Sigma0,
     *,
     n: int = 400,
-    seed: int = 0,
+    rng: Any = 0,
     t_max: float = 2.0,
     frames: int = 30,
     dt: float = 0.05,
@@ -340,7 +355,7 @@ def cloud_scenario(
     blow-up time of the covariance, ``inf`` if none).
     """
     n = check_int(n, "n", low=1)
-    seed = check_int(seed, "seed")
+    rng = check_rng(rng)
     t_max = check_real(t_max, "t_max", low=0.0, strict_low=True)
     frames = check_int(frames, "frames", low=2)
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
@@ -348,15 +363,16 @@ def cloud_scenario(
         probe = integrate_gaussian(model, alpha0, Sigma0, t_final=t_max)
     except TooManyStepsError as exc:
         raise TooManyStepsError(f"t_max = {t_max:g} is too long: {exc}") from exc
-    t_end = min(t_max, 0.9 * probe.blowup_time)
+    t_end = min(t_max, 0.9 * probe.info["blowup_time"])
     if not t_end / frames > 0.0:
+        t_blow = probe.info["blowup_time"]
         raise ValueError(
-            f"the covariance from Sigma0 blows up at t = {probe.blowup_time:.3g}, too "
-            f"early for {frames} frames in float64; take Sigma0 (or alpha0) smaller"
+            f"the covariance from Sigma0 blows up at t = {t_blow:.3g}, too early "
+            f"for {frames} frames in float64; take Sigma0 (or alpha0) smaller"
         )
     times = np.linspace(0.0, t_end, frames)
     ode = integrate_gaussian(model, alpha0, Sigma0, times=times)
-    X0 = sample_gaussian(alpha0, Sigma0, n, rng=seed)
+    X0 = sample_gaussian(alpha0, Sigma0, n, rng=rng)
     try:
         tr = simulate(model, X0, times=times, dt=min(dt, t_end / frames), method="rk4")
     except TooManyStepsError:
@@ -367,15 +383,16 @@ def cloud_scenario(
             f"before t = {t_end:.3g}: take alpha0, Sigma0 or t_max smaller ({exc})"
         ) from exc
     return trajectory(
+        series=("means", "covariances"),
         times=times,
         states=tr.states,
         final=tr.final,
         method="rk4",
         n_steps=tr.n_steps,
         dt=tr.dt,
-        means=ode.means,
-        covariances=ode.covariances,
-        t_star=probe.blowup_time,
+        means=ode.info["means"],
+        covariances=ode.info["covariances"],
+        t_star=probe.info["blowup_time"],
     )
 
 
@@ -439,7 +456,8 @@ def extremiser_run(
 
 
 # ----------------------------------------------------------------- the frontiers
-def scheme_solutions(beta: float, n: int, t_final: float = 200.0) -> dict:
+@moved_arguments("beta n t_final")
+def scheme_solutions(*, beta: float, n: int, t_final: float = 200.0) -> dict:
     """Equiangular solutions of the three schemes on a log time grid.
 
     The grid is ``0`` followed by 120 points from ``0.01`` to ``t_final``, with
@@ -454,17 +472,18 @@ def scheme_solutions(beta: float, n: int, t_final: float = 200.0) -> dict:
     }
 
 
-def four_clusters(n: int = 64, seed: int = 17) -> tuple[np.ndarray, np.ndarray]:
+@moved_arguments("n rng", renamed={"seed": "rng"})
+def four_clusters(n: int = 64, *, rng: Any = 17) -> tuple[np.ndarray, np.ndarray]:
     r"""Initial angles of [DGR]'s run: four clusters of :math:`n/4` consecutive
-    tokens at :math:`(0.1, 0.7, 1.3, 1.9)\pi`, spread :math:`N(0, 0.075^2)`.
+    tokens at :math:`(0.1, 0.7, 1.3, 1.9)\pi`, spread :math:`N(0, 0.075^2)` (drawn
+    from ``rng``, a seed or a Generator; the default is [DGR]'s figure).
 
     Returns
     -------
     theta, labels : ndarrays, shape (n,)
     """
     n = check_int(n, "n", low=4)
-    seed = check_int(seed, "seed")
-    rng = np.random.default_rng(seed)
+    rng = check_rng(rng)
     labels = np.repeat(np.arange(4), int(np.ceil(n / 4)))[:n]
     centres = np.linspace(0.1, 1.9, 4) * np.pi
     theta = centres[labels] + rng.normal(0.0, 0.075, size=n)
@@ -497,23 +516,25 @@ def causal_run(
     return times, np.arctan2(tr.states[..., 1], tr.states[..., 0])
 
 
-def voronoi_tokens(k: int = 5, m: int = 30, seed: int = 3) -> np.ndarray:
-    """``k`` hull vertices on the unit circle followed by ``m`` tokens inside.
+@moved_arguments("k m rng", renamed={"seed": "rng"})
+def voronoi_tokens(k: int = 5, m: int = 30, *, rng: Any = 3) -> np.ndarray:
+    """``k`` hull vertices on the unit circle followed by ``m`` tokens inside, drawn
+    from ``rng`` (a seed or a Generator).
 
     ``k >= 1``, ``m >= 0``; returns an array of shape ``(k + m, 2)``.
     """
     k = check_int(k, "k", low=1)
     m = check_int(m, "m")
-    seed = check_int(seed, "seed")
-    rng = np.random.default_rng(seed)
+    rng = check_rng(rng)
     ang = np.sort(rng.uniform(0, 2 * np.pi, k))
     verts = np.c_[np.cos(ang), np.sin(ang)]
     inner = rng.dirichlet(np.full(k, 0.7), m) @ verts
     return np.vstack([verts, inner])
 
 
+@moved_arguments("Z0 beta")
 def temperature_runs(
-    Z0: np.ndarray, beta: float | None, *, t_final: float = 3.0, n_frames: int = 31
+    Z0: np.ndarray, *, beta: float | None, t_final: float = 3.0, n_frames: int = 31
 ) -> np.ndarray:
     """Consensus-form paths, shape (T, n, 2): hardmax if ``beta`` is None.
 
@@ -528,11 +549,11 @@ def temperature_runs(
     try:
         if beta is None:
             return simulate(
-                Hardmax(sphere=False, consensus=True), Z0, times=times, dt=0.01
+                Hardmax(geometry="euclidean", consensus=True), Z0, times=times, dt=0.01
             ).states
-        soft = Model(beta=beta, sphere=False)
+        soft = Model(beta=beta, geometry="euclidean")
         return simulate(
-            lambda X: soft.rhs(X) - X, Z0, times=times, dt=0.01, sphere=False
+            lambda X: soft.rhs(X) - X, Z0, times=times, dt=0.01, geometry="euclidean"
         ).states
     except TooManyStepsError:
         raise

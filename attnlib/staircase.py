@@ -36,6 +36,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from ._deprecation import moved_arguments
 from ._lazy import integrate
 
 from ._results import Trajectory, trajectory
@@ -51,8 +52,9 @@ def _xy(theta):
     return np.stack([np.cos(theta), np.sin(theta)], axis=-1)
 
 
+@moved_arguments("theta masses beta n")
 def weighted_angle_velocity(
-    theta: np.ndarray, masses: np.ndarray, beta: float, n: float
+    theta: np.ndarray, masses: np.ndarray, *, beta: float, n: float
 ) -> np.ndarray:
     r""":math:`\dot\theta_k` of the module docstring.
 
@@ -91,14 +93,15 @@ def _velocity(theta, masses, beta, n):
     return w * np.exp(A)
 
 
-def cluster_energy(theta: Any, masses: Any, beta: float) -> float:
+@moved_arguments("theta masses beta")
+def cluster_energy(theta: Any, masses: Any, *, beta: float) -> float:
     r""":math:`\frac{1}{n^2}\sum_{k,l} m_k m_l e^{\beta(\cos(\theta_k-\theta_l)-1)}`,
     :math:`n = \sum_k m_k`.
 
     Examples
     --------
     >>> import numpy as np
-    >>> round(cluster_energy(np.array([0.0, 3.0]), np.array([3, 2]), 200.0), 6)
+    >>> round(cluster_energy(np.array([0.0, 3.0]), np.array([3, 2]), beta=200.0), 6)
     0.52
     """
     th, m = _angles_and_masses(theta, masses, "theta")
@@ -144,10 +147,11 @@ def _scaled_velocity(theta, masses, beta, n):
 _RATE_CAP = 600.0
 
 
+@moved_arguments("theta0 beta")
 def merge_flow(
     theta0: Any,
-    beta: float,
     *,
+    beta: float,
     masses: Any = None,
     t_max: float = np.inf,
     merge_tol: float = 1e-7,
@@ -208,8 +212,8 @@ def merge_flow(
     Examples
     --------
     >>> import numpy as np
-    >>> res = merge_flow(np.array([0.0, 0.05, 2.0]), 100.0, t_max=1e3)
-    >>> int(res.clusters[-1]), res.merge_times.size
+    >>> res = merge_flow(np.array([0.0, 0.05, 2.0]), beta=100.0, t_max=1e3)
+    >>> int(res.info["clusters"][-1]), res.info["merge_times"].size
     (2, 1)
     """
     th, m = _angles_and_masses(theta0, masses, "theta0")
@@ -247,7 +251,7 @@ def merge_flow(
 
     def record(thetas, times):
         T_all.append(np.asarray(times))
-        E_all.append(np.array([cluster_energy(x, m, beta) for x in thetas]))
+        E_all.append(np.array([cluster_energy(x, m, beta=beta) for x in thetas]))
         C_all.append(np.full(len(times), th.size))
 
     merge_if_close()
@@ -338,6 +342,7 @@ def merge_flow(
     )
     final = np.mod(th, TWO_PI)
     return trajectory(
+        series=("energy", "clusters"),
         times=np.concatenate(T_all),
         final=final,
         method="DOP853",

@@ -14,7 +14,8 @@ import numpy as np
 
 from ._lazy import futures
 from ._progress import progress_bar
-from ._validation import check_bool, check_int
+from ._deprecation import moved_arguments
+from ._validation import check_bool, spawn_seeds
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -22,11 +23,12 @@ if TYPE_CHECKING:
 __all__ = ["sweep"]
 
 
+@moved_arguments("fn params", renamed={"seed": "rng"})
 def sweep(
     fn: Callable[[Any, np.random.SeedSequence], Any],
     params: Sequence[Any],
     *,
-    seed: int | np.random.SeedSequence = 0,
+    rng: Any = 0,
     executor: Executor | None = None,
     progress: bool = True,
     desc: str = "sweep",
@@ -34,10 +36,11 @@ def sweep(
 ) -> list[Any]:
     r"""Evaluate ``fn(p, seed_k)`` for every parameter ``p``, serially or in a pool.
 
-    Task ``k`` receives the child seed ``SeedSequence(seed).spawn(len(params))[k]``,
-    so the results depend only on ``seed`` and ``params``, never on the executor or
-    on the order of completion: a serial run, a ``ProcessPoolExecutor`` and a Dask
-    client's ``get_executor()`` give identical arrays. With an executor, ``fn`` and
+    Task ``k`` receives the child seed ``SeedSequence(rng).spawn(len(params))[k]``
+    (for an integer ``rng``), so the results depend only on ``rng`` and ``params``,
+    never on the executor or on the order of completion: a serial run, a
+    ``ProcessPoolExecutor`` and a Dask client's ``get_executor()`` give identical
+    arrays. With an executor, ``fn`` and
     the parameters must be picklable (a module-level function).
 
     Parameters
@@ -45,7 +48,9 @@ def sweep(
     fn : callable(param, SeedSequence) -> result
         Build the random generator with ``numpy.random.default_rng(seed_k)``.
     params : sequence
-    seed : int or SeedSequence
+    rng : int, SeedSequence or Generator
+        The root of the tasks' seeds; a Generator spawns them from its own seed
+        sequence.
     executor : concurrent.futures.Executor, optional
         ``None`` runs serially in this process.
     progress : bool
@@ -54,7 +59,7 @@ def sweep(
         Label of the progress bar.
     seeds : sequence, optional
         The seed of each task, handed to ``fn`` instead of the children of
-        ``seed`` (e.g. a tuple of the children of a finer grid, when a task holds
+        ``rng`` (e.g. a tuple of the children of a finer grid, when a task holds
         several of its points; :func:`attnlib.phase.phase_diagram` does this).
 
     Returns
@@ -66,8 +71,8 @@ def sweep(
     >>> import numpy as np
     >>> def draw(scale, s):
     ...     return scale * np.random.default_rng(s).random()
-    >>> a = sweep(draw, [1.0, 2.0], seed=3, progress=False)
-    >>> b = sweep(draw, [1.0, 2.0], seed=3, progress=False)
+    >>> a = sweep(draw, [1.0, 2.0], rng=3, progress=False)
+    >>> b = sweep(draw, [1.0, 2.0], rng=3, progress=False)
     >>> a == b
     True
     """
@@ -85,12 +90,7 @@ def sweep(
         )
     progress = check_bool(progress, "progress")
     if seeds is None:
-        ss = (
-            seed
-            if isinstance(seed, np.random.SeedSequence)
-            else np.random.SeedSequence(check_int(seed, "seed", low=0))
-        )
-        seeds = ss.spawn(len(params))
+        seeds = spawn_seeds(rng, len(params))
     elif len(seeds) != len(params):
         raise ValueError(
             f"seeds must have one entry per task ({len(params)}), got {len(seeds)}"

@@ -19,10 +19,11 @@ Transformers* (arXiv:2312.10794), Sections 2 and 3.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from ._deprecation import warn_moved
 
 try:
     import sympy as sp
@@ -306,11 +307,9 @@ def gram_velocity(G: sp.Matrix, *, beta: Any, normalization: str = "sa") -> sp.M
 def __getattr__(name: str) -> Any:
     # the three derivations return one Derivation
     if name in ("NormRate", "EnergyGradientIdentity", "TwoParticleAngle"):
-        warnings.warn(
-            f"attnlib.symbolic.{name} is deprecated: the derivations return an "
-            "attnlib.symbolic.Derivation",
-            DeprecationWarning,
-            stacklevel=2,
+        warn_moved(
+            f"attnlib.symbolic.{name}",
+            "attnlib.symbolic.Derivation (what the derivations return)",
         )
         return Derivation
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

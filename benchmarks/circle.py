@@ -20,7 +20,7 @@ from timing import best_time
 
 def main(beta: float = 4.0) -> None:
     rng = np.random.default_rng(0)
-    K = bessel_modes(beta)
+    K = bessel_modes(beta=beta)
     print(f"beta = {beta}, K = {K} Fourier modes (tol 1e-16)")
     head = ("n", "direct [s]", "fourier [s]", "ratio", "rel. diff")
     print("{:>8} {:>11} {:>12} {:>8} {:>10}".format(*head))
@@ -29,13 +29,13 @@ def main(beta: float = 4.0) -> None:
         out = {}
         t_dir = best_time(
             lambda th=th: out.__setitem__(
-                "d", angle_velocity(th, beta, method="direct", block=512)
+                "d", angle_velocity(th, beta=beta, method="direct", block=512)
             ),
             repeat=2 if n <= 10_000 else 1,
         )
         t_fou = best_time(
             lambda th=th: out.__setitem__(
-                "f", angle_velocity(th, beta, method="fourier")
+                "f", angle_velocity(th, beta=beta, method="fourier")
             ),
             repeat=5,
         )

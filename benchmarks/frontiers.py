@@ -82,7 +82,7 @@ def main() -> None:
         f"{1e3 * t_txt:.1f} ms, ratio {t_txt / t_lib:.2f}, max difference {diff:.1e}"
     )
     # 2. the authors' run
-    theta, _ = four_clusters(64, seed=17)
+    theta, _ = four_clusters(64, rng=17)
     t_lib_run = best_time(
         lambda: out.__setitem__(
             "a", causal_run(theta, beta=1.0, lam=1.0, t_final=10.0, dt=0.0025)

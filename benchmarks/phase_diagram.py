@@ -198,7 +198,7 @@ def main(argv=None) -> dict:
     times = np.linspace(0.0, args.t_final, int(round(args.t_final)) + 1)
     steps = int(round(args.t_final / args.dt))
     systems = args.samples * args.betas
-    common = dict(betas=betas, n=args.n, times=times, dt=args.dt, seed=args.seed)
+    common = dict(betas=betas, n=args.n, times=times, dt=args.dt, rng=args.seed)
     with ExitStack() as stack:
         if args.scheduler or args.dask_workers:
             from distributed import Client, LocalCluster

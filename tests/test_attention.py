@@ -42,7 +42,14 @@ def test_variants_match_double_loop(variant, sphere, rng):
         X = X * rng.uniform(0.5, 1.5, size=(n, 1))
     Q, K, V = _qkv(rng, d)
     beta = 1.7
-    model = Model(beta=beta, Q=Q, K=K, V=V, sphere=sphere, **variant)
+    model = Model(
+        beta=beta,
+        Q=Q,
+        K=K,
+        V=V,
+        geometry=("sphere" if sphere else "euclidean"),
+        **variant,
+    )
     kw = {k: v for k, v in variant.items()}
     A_ref = ref.attention(X, beta, Q, K, **kw)
     np.testing.assert_allclose(model.attention(X), A_ref, rtol=1e-10, atol=1e-12)
@@ -137,7 +144,7 @@ def test_velocity_is_tangent_and_rd_is_not_projected(rng):
     X = sample_sphere(20, 5, rng=rng)
     v = Model(beta=3.0).velocity(X)
     assert np.max(np.abs(np.sum(v * X, axis=1))) < 1e-14
-    w = Model(beta=3.0, sphere=False).velocity(X)
+    w = Model(beta=3.0, geometry="euclidean").velocity(X)
     assert np.max(np.abs(np.sum(w * X, axis=1))) > 1e-3
     np.testing.assert_allclose(al.project(X, w), v, atol=1e-14)
 
@@ -196,7 +203,7 @@ def test_large_beta_does_not_overflow(rng):
     K = np.eye(3)
     assert np.all(np.isfinite(Model(beta=1e3, Q=Q, K=K).velocity(X)))
     assert np.all(np.isfinite(Model(beta=1e3, kernel="l2").velocity(X)))
-    assert np.all(np.isfinite(Model(beta=1e3, sphere=False).velocity(3.0 * X)))
+    assert np.all(np.isfinite(Model(beta=1e3, geometry="euclidean").velocity(3.0 * X)))
     with pytest.raises(ValueError, match="USA"):
         Model(beta=1e3, normalization="usa").velocity(X)
 

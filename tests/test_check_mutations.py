@@ -99,8 +99,8 @@ def test_fro_check_modes_fails_when_the_counter_misses_a_mode():
         "fro-check-modes",
         [
             (
-                "[[line_modes(x, bl).count for",
-                "[[line_modes(x, bl).count - (bl > 500) for",
+                "[[line_modes(x, beta=bl).count for",
+                "[[line_modes(x, beta=bl).count - (bl > 500) for",
             )
         ],
     )
@@ -196,8 +196,8 @@ def test_mod_check_meanfield_fails_with_a_wrong_mean_field_solution():
         "mod-check-meanfield",
         [
             (
-                "rho = mean_field(rho_init, beta_c,",
-                "rho = mean_field(rho_init, 1.5 * beta_c,",
+                "rho = mean_field(rho_init, beta=beta_c,",
+                "rho = mean_field(rho_init, beta=1.5 * beta_c,",
             )
         ],
     )

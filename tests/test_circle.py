@@ -57,7 +57,7 @@ def test_angle_dynamics_equal_cartesian(normalization, beta):
     tangent = np.stack([-np.sin(th), np.cos(th)], axis=1)
     scale = max(1.0, float(np.max(np.abs(V))))
     for method in ("direct", "fourier"):
-        w = angle_velocity(th, beta, normalization=normalization, method=method)
+        w = angle_velocity(th, beta=beta, normalization=normalization, method=method)
         # the Cartesian field is tangent and its tangential component is dtheta/dt
         assert np.max(np.abs(V - w[:, None] * tangent)) < 1e-10 * scale
 
@@ -71,8 +71,8 @@ def test_to_from_angles_roundtrip():
 # ------------------------------------------------------------ Bessel expansion
 @pytest.mark.parametrize("beta", [0.0, 0.3, 1.0, 4.0, 16.0, 64.0])
 def test_kernel_coefficients_reconstruct_kernels(beta):
-    K = bessel_modes(beta)
-    a, b = kernel_coefficients(beta, K)
+    K = bessel_modes(beta=beta)
+    a, b = kernel_coefficients(beta=beta, K=K)
     phi = np.linspace(-np.pi, np.pi, 101)
     k = np.arange(K + 1)
     g = np.cos(np.outer(phi, k)) @ a
@@ -88,19 +88,19 @@ def test_kernel_coefficients_reconstruct_kernels(beta):
 
 
 def test_bessel_modes_range_and_tails():
-    Ks = [bessel_modes(b) for b in (1.0, 4.0, 16.0, 64.0)]
+    Ks = [bessel_modes(beta=b) for b in (1.0, 4.0, 16.0, 64.0)]
     assert Ks == sorted(Ks)
     assert 12 <= Ks[0] <= 18 and 60 <= Ks[-1] <= 75  # K ~ 15-70 for beta = 1-64
-    assert bessel_modes(16.0, tol=1e-8) < bessel_modes(16.0, tol=1e-16)
-    fine = [bessel_modes(b) for b in np.linspace(0.5, 100, 200)]
+    assert bessel_modes(beta=16.0, tol=1e-8) < bessel_modes(beta=16.0, tol=1e-16)
+    fine = [bessel_modes(beta=b) for b in np.linspace(0.5, 100, 200)]
     assert np.all(np.diff(fine) >= 0) and np.all(np.diff(fine) <= 3)
     # the truncated field is within tol of the converged one
     th = np.random.default_rng(1).uniform(0, TWO_PI, 400)
     beta = 9.0
     for tol in (1e-4, 1e-8):
-        K = bessel_modes(beta, tol=tol)
-        v = angle_velocity(th, beta, method="fourier", modes=K, rtol=None)
-        ref = angle_velocity(th, beta, method="fourier", modes=K + 40, rtol=None)
+        K = bessel_modes(beta=beta, tol=tol)
+        v = angle_velocity(th, beta=beta, method="fourier", modes=K, rtol=None)
+        ref = angle_velocity(th, beta=beta, method="fourier", modes=K + 40, rtol=None)
         assert np.max(np.abs(v - ref)) <= tol * np.exp(beta)
         assert np.max(np.abs(v - ref)) > 1e-3 * tol * np.exp(beta)  # not over-resolved
 
@@ -114,29 +114,31 @@ def test_fourier_equals_direct(normalization, beta):
         [c + 0.05 * rng.standard_normal(250) for c in (0.0, 1.5, 3.5, 5.0)]
     )
     for th in (uniform, clustered, rng.uniform(0, TWO_PI, (3, 200))):
-        vd = angle_velocity(th, beta, normalization=normalization, method="direct")
-        vf = angle_velocity(th, beta, normalization=normalization, method="fourier")
+        vd = angle_velocity(th, beta=beta, normalization=normalization, method="direct")
+        vf = angle_velocity(
+            th, beta=beta, normalization=normalization, method="fourier"
+        )
         assert np.max(np.abs(vf - vd)) < 1e-12 * np.max(np.abs(vd))
 
 
 def test_direct_is_blocked_and_circle_model():
     th = np.random.default_rng(2).uniform(0, TWO_PI, 700)
-    v1 = angle_velocity(th, 2.0, method="direct", block=64)
-    v2 = angle_velocity(th, 2.0, method="direct", block=700)
+    v1 = angle_velocity(th, beta=2.0, method="direct", block=64)
+    v2 = angle_velocity(th, beta=2.0, method="direct", block=700)
     assert np.allclose(v1, v2, rtol=0, atol=1e-13)
     m = CircleModel(beta=2.0)
     assert np.allclose(m(th), v1, atol=1e-12) and np.allclose(
         m.velocity(th), v1, atol=1e-12
     )
-    assert m.modes == bessel_modes(2.0)
+    assert m.modes == bessel_modes(beta=2.0)
 
 
 def test_large_beta_sa_does_not_overflow():
     th = np.array([0.0, 0.1, 3.0])
-    v = angle_velocity(th, 2000.0, normalization="sa")
+    v = angle_velocity(th, beta=2000.0, normalization="sa")
     assert np.all(np.isfinite(v))
     with pytest.raises(ValueError, match="beta"):
-        angle_velocity(th, 2000.0, normalization="usa")
+        angle_velocity(th, beta=2000.0, normalization="usa")
 
 
 # -------------------------------------------------------------------- energy
@@ -145,17 +147,17 @@ def test_torus_energy_and_gradient(beta):
     rng = np.random.default_rng(4)
     th = rng.uniform(0, TWO_PI, (2, 30))
     assert np.allclose(
-        torus_energy(th, beta), energy(from_angles(th), beta), rtol=1e-12
+        torus_energy(th, beta=beta), energy(from_angles(th), beta=beta), rtol=1e-12
     )
     n = th.shape[1]
     x = th[0]
     grad = np.array(
         [
-            (torus_energy(x + h, beta) - torus_energy(x - h, beta)) / 2e-6
+            (torus_energy(x + h, beta=beta) - torus_energy(x - h, beta=beta)) / 2e-6
             for h in 1e-6 * np.eye(n)
         ]
     )
-    v = angle_velocity(x, beta)
+    v = angle_velocity(x, beta=beta)
     assert np.allclose(n * grad, v, rtol=1e-6, atol=1e-7 * np.max(np.abs(v)))
 
 
@@ -166,35 +168,37 @@ def test_energy_nondecreasing_along_usa():
         th0,
         times=np.linspace(0, 5, 26),
         dt=0.02,
-        observables={"E": lambda t: torus_energy(t, 2.0)},
+        observables={"E": lambda t: torus_energy(t, beta=2.0)},
     )
     assert np.all(np.diff(tr.observables["E"]) >= -1e-13)
 
 
 # -------------------------------------------------------------- linear theory
 def test_dominant_mode_reference_values():
-    assert [dominant_mode(b) for b in (4.0, 9.0, 16.0)] == [3, 4, 6]
-    assert dominant_mode(0.5) == 1
+    assert [dominant_mode(beta=b) for b in (4.0, 9.0, 16.0)] == [3, 4, 6]
+    assert dominant_mode(beta=0.5) == 1
 
 
 def test_growth_rates_formula_and_sa_ratio():
     k = np.arange(1, 8)
     beta = 5.0
-    assert np.allclose(growth_rates(k, beta), k**2 * iv(k, beta) / beta, rtol=1e-12)
-    sa = growth_rates(k, beta, normalization="sa")
+    assert np.allclose(
+        growth_rates(k, beta=beta), k**2 * iv(k, beta) / beta, rtol=1e-12
+    )
+    sa = growth_rates(k, beta=beta, normalization="sa")
     assert np.allclose(sa, k**2 * iv(k, beta) / (beta * iv(0, beta)), rtol=1e-12)
     # small beta limit: lambda_1 -> 1/2
-    assert abs(growth_rates(1, 1e-6) - 0.5) < 1e-6
+    assert abs(growth_rates(1, beta=1e-6) - 0.5) < 1e-6
 
 
 @pytest.mark.parametrize("normalization", ["usa", "sa"])
 def test_mean_field_growth_rate_matches_linearisation(normalization):
     beta, k, eps = 3.0, 2, 1e-7
-    lam = float(growth_rates(k, beta, normalization=normalization))
+    lam = float(growth_rates(k, beta=beta, normalization=normalization))
     T = 1.0 / lam
     sol = mean_field(
         lambda t: (1 + eps * np.cos(k * t)) / TWO_PI,
-        beta,
+        beta=beta,
         times=[0.0, T],
         normalization=normalization,
         grid_size=64,
@@ -207,16 +211,16 @@ def test_mean_field_growth_rate_matches_linearisation(normalization):
 def test_spaced_state_eigenvalues_match_jacobian(normalization):
     n, beta = 7, 2.0
     th = TWO_PI * np.arange(n) / n
-    f = lambda t: angle_velocity(t, beta, normalization=normalization)  # noqa: E731
+    f = lambda t: angle_velocity(t, beta=beta, normalization=normalization)  # noqa: E731
     ev = np.sort(np.linalg.eigvals(_jacobian(f, th)).real)
-    mu = np.sort(spaced_state_eigenvalues(n, beta, normalization=normalization))
+    mu = np.sort(spaced_state_eigenvalues(n, beta=beta, normalization=normalization))
     assert np.allclose(ev, mu, atol=1e-6)
     assert abs(mu[0]) < 1e-12 and np.all(mu[1:] > 0)  # unstable except the rotation
     # large n: the eigenvalues tend to the mean-field growth rates
-    big = spaced_state_eigenvalues(400, beta, normalization=normalization)
+    big = spaced_state_eigenvalues(400, beta=beta, normalization=normalization)
     k = np.arange(1, 6)
     assert np.allclose(
-        big[k], growth_rates(k, beta, normalization=normalization), rtol=1e-10
+        big[k], growth_rates(k, beta=beta, normalization=normalization), rtol=1e-10
     )
 
 
@@ -224,7 +228,7 @@ def test_spaced_state_eigenvalues_match_jacobian(normalization):
 def test_synchronised_state_is_stable(normalization, rate):
     n, beta = 6, 1.5
     th = np.full(n, 0.7)
-    f = lambda t: angle_velocity(t, beta, normalization=normalization)  # noqa: E731
+    f = lambda t: angle_velocity(t, beta=beta, normalization=normalization)  # noqa: E731
     ev = np.sort(np.linalg.eigvalsh(0.5 * (_jacobian(f, th) + _jacobian(f, th).T)))
     expect = np.exp(beta) if rate == "exp" else 1.0
     assert abs(ev[-1]) < 1e-6 and np.allclose(ev[:-1], -expect, rtol=1e-6)
@@ -240,8 +244,8 @@ def test_mode_selection_cluster_count(beta):
     n, B = 360, 10
     rng = np.random.default_rng(0)
     th0 = TWO_PI * np.arange(n) / n + 1e-10 * rng.standard_normal((B, n))
-    kstar = dominant_mode(beta)
-    T = (np.log(1e12) + 4) / float(growth_rates(kstar, beta))
+    kstar = dominant_mode(beta=beta)
+    T = (np.log(1e12) + 4) / float(growth_rates(kstar, beta=beta))
     tr = simulate_angles(CircleModel(beta=beta), th0, t_final=T, dt=0.5 * np.exp(-beta))
     counts = np.array(
         [angle_clusters(f, gap=0.2, min_fraction=0.02).count for f in tr.final]
@@ -260,9 +264,11 @@ def test_mode_selection_cluster_count(beta):
 def test_mean_field_mass_and_particles(normalization):
     beta = 3.0
     T = [0.0, 0.3] if normalization == "usa" else [0.0, 2.0]
-    sol = mean_field(_rho0, beta, times=T, normalization=normalization, grid_size=512)
-    assert np.max(np.abs(sol.mass - 1.0)) < 1e-12
-    assert sol.resolution[-1] < 1e-6
+    sol = mean_field(
+        _rho0, beta=beta, times=T, normalization=normalization, grid_size=512
+    )
+    assert np.max(np.abs(sol.info["mass"] - 1.0)) < 1e-12
+    assert sol.info["resolution"][-1] < 1e-6
     model = CircleModel(beta=beta, normalization=normalization)
     # deterministic quantiles: W1 = O(1/n)
     errs = []
@@ -285,11 +291,11 @@ def test_mean_field_mass_and_particles(normalization):
 
 def test_mean_field_bad_inputs():
     with pytest.raises(ValueError, match="rho0"):
-        mean_field(lambda t: 2 * np.ones_like(t), 1.0, times=[0, 1])
+        mean_field(lambda t: 2 * np.ones_like(t), beta=1.0, times=[0, 1])
     with pytest.raises(ValueError, match="grid_size"):
-        mean_field(_rho0, 1.0, times=[0, 1], grid_size=63)
+        mean_field(_rho0, beta=1.0, times=[0, 1], grid_size=63)
     with pytest.raises(ValueError, match="rho0"):
-        mean_field(np.ones(10), 1.0, times=[0, 1], grid_size=64)
+        mean_field(np.ones(10), beta=1.0, times=[0, 1], grid_size=64)
 
 
 def test_sample_density_and_wasserstein():
@@ -333,7 +339,7 @@ def test_kuramoto_critical_coupling_lorentzian():
 def test_kuramoto_equals_circle_model_at_beta_zero():
     th = np.random.default_rng(1).uniform(0, TWO_PI, 50)
     assert np.allclose(
-        Kuramoto(np.zeros(50), 1.0)(th), angle_velocity(th, 0.0), atol=1e-14
+        Kuramoto(np.zeros(50), 1.0)(th), angle_velocity(th, beta=0.0), atol=1e-14
     )
 
 
@@ -371,19 +377,19 @@ def test_rk4_order():
 # -------------------------------------------------------------- bad inputs
 def test_bad_inputs():
     with pytest.raises(ValueError, match="theta"):
-        angle_velocity(np.zeros((2, 2, 2)), 1.0)
+        angle_velocity(np.zeros((2, 2, 2)), beta=1.0)
     with pytest.raises(ValueError, match="theta"):
-        angle_velocity([0.0, np.nan], 1.0)
+        angle_velocity([0.0, np.nan], beta=1.0)
     with pytest.raises(TypeError, match="theta"):
-        angle_velocity("abc", 1.0)
+        angle_velocity("abc", beta=1.0)
     with pytest.raises(ValueError, match="beta"):
-        angle_velocity([0.0], -1.0)
+        angle_velocity([0.0], beta=-1.0)
     with pytest.raises(ValueError, match="normalization"):
-        angle_velocity([0.0], 1.0, normalization="xx")
+        angle_velocity([0.0], beta=1.0, normalization="xx")
     with pytest.raises(ValueError, match="method"):
-        angle_velocity([0.0], 1.0, method="fast")
+        angle_velocity([0.0], beta=1.0, method="fast")
     with pytest.raises(ValueError, match="tol"):
-        bessel_modes(1.0, tol=0.0)
+        bessel_modes(beta=1.0, tol=0.0)
     with pytest.raises(ValueError, match="X"):
         to_angles(np.ones((3, 3)))
     with pytest.raises(ValueError, match="omega"):
@@ -397,9 +403,9 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="times"):
         simulate_angles(CircleModel(), [0.0])
     with pytest.raises(ValueError, match="k"):
-        growth_rates(1.5, 1.0)
+        growth_rates(1.5, beta=1.0)
     with pytest.raises(ValueError, match="beta"):
-        torus_energy([0.0], 0.0)
+        torus_energy([0.0], beta=0.0)
 
 
 # ------------------------------------------------------- sympy vs numerics
@@ -418,7 +424,9 @@ def test_sympy_spaced_state_and_linear_rate():
         ev = np.sort(np.linalg.eigvals(np.array(J.subs(b, beta).evalf(), float)).real)
         closed = (3 * beta + 2) * np.exp(-beta / 2) / 4
         assert np.allclose(ev, [0.0, closed, closed], atol=1e-12)
-        assert np.allclose(np.sort(spaced_state_eigenvalues(3, beta)), ev, atol=1e-12)
+        assert np.allclose(
+            np.sort(spaced_state_eigenvalues(3, beta=beta)), ev, atol=1e-12
+        )
     # linear rate: -d/dtheta (rho_0 v) for rho = 1/(2 pi) + eps cos(k theta)
     k = sp.symbols("k", integer=True, positive=True)
     th, ph = sp.symbols(r"\theta \varphi", real=True)
@@ -426,4 +434,6 @@ def test_sympy_spaced_state_and_linear_rate():
     v = -2 * k * sp.besseli(k, b) / b * sp.integrate(integrand, (ph, 0, 2 * sp.pi))
     lam = sp.simplify(-sp.diff(v / (2 * sp.pi), th) / sp.cos(k * th))
     for kk, beta in ((1, 0.7), (3, 4.0), (6, 16.0)):
-        assert np.isclose(float(lam.subs({k: kk, b: beta})), growth_rates(kk, beta))
+        assert np.isclose(
+            float(lam.subs({k: kk, b: beta})), growth_rates(kk, beta=beta)
+        )

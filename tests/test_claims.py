@@ -34,7 +34,7 @@ def test_phase_diagram_edge_shift_vanishes_like_one_over_d():
             samples=samples,
             times=np.array([0.0, 30.0]),
             dt=0.1,
-            seed=1,
+            rng=1,
             progress=False,
         )
         shift[d] = pd.level_beta(30.0, 0.5) - beta_star

@@ -54,7 +54,7 @@ def test_ensemble_matches_core_euler(d, normalization):
         dt=dt,
         method="euler",
     )
-    assert r.reduced == (d > 8)
+    assert r.info["reduced"] == (d > 8)
     assert r.n_steps == ref.n_steps
     np.testing.assert_allclose(r.final, ref.final, atol=1e-9)
     np.testing.assert_allclose(np.linalg.norm(r.final, axis=-1), 1.0, atol=1e-13)
@@ -90,13 +90,13 @@ def test_chunking_and_reduction_do_not_change_results():
     b = simulate_ensemble(
         X0, beta=beta, times=[0, 4, 8], observables=obs, chunk=100, reduce=False
     )
-    assert a.reduced and not b.reduced
+    assert a.info["reduced"] and not b.info["reduced"]
     np.testing.assert_allclose(a.final, b.final, atol=1e-12)
     for k in obs:
         assert a.observables[k].shape == (3, 7)
         np.testing.assert_allclose(a.observables[k], b.observables[k], atol=1e-12)
     np.testing.assert_allclose(
-        a.observables["e"][-1], energy(a.final, beta), rtol=1e-12
+        a.observables["e"][-1], energy(a.final, beta=beta), rtol=1e-12
     )
     assert np.all(a.observables["c"][-1] == cluster_count(a.final, 0.05))
 
@@ -183,7 +183,7 @@ def test_phase_diagram_d128_follows_gamma():
         samples=48,
         times=np.array([0.0, 30.0]),
         dt=0.1,
-        seed=11,
+        rng=11,
         progress=False,
     )
     p = pd.probability[:, -1]
@@ -204,18 +204,18 @@ def _noisy_square(p, seed):
 
 def test_sweep_serial_and_process_pool_identical():
     params = [1.0, 2.0, 3.0, 4.0]
-    serial = sweep(_noisy_square, params, seed=5, progress=False)
+    serial = sweep(_noisy_square, params, rng=5, progress=False)
     with ProcessPoolExecutor(max_workers=2) as ex:
-        pooled = sweep(_noisy_square, params, seed=5, executor=ex, progress=False)
+        pooled = sweep(_noisy_square, params, rng=5, executor=ex, progress=False)
     for a, b in zip(serial, pooled):
         np.testing.assert_array_equal(a, b)
     assert not np.array_equal(
-        serial[0], sweep(_noisy_square, params, seed=6, progress=False)[0]
+        serial[0], sweep(_noisy_square, params, rng=6, progress=False)[0]
     )
 
 
 def test_phase_diagram_serial_and_process_pool_identical():
-    kw = dict(betas=[0.5, 3.0, 6.0], samples=6, t_final=4.0, seed=3, progress=False)
+    kw = dict(betas=[0.5, 3.0, 6.0], samples=6, t_final=4.0, rng=3, progress=False)
     serial = phase_diagram(8, **kw)
     with ProcessPoolExecutor(max_workers=2) as ex:
         pooled = phase_diagram(8, executor=ex, **kw)
@@ -229,7 +229,7 @@ def test_phase_diagram_random_qkv_runs_and_is_reproducible():
         samples=4,
         t_final=3.0,
         qkv="goe/identity",
-        seed=1,
+        rng=1,
         progress=False,
     )
     a = phase_diagram(6, **kw)

@@ -46,7 +46,7 @@ def fibonacci_sphere(m: int) -> np.ndarray:
 def test_energy_D_matches_glpr_energy_for_beta_identity():
     X = sample_sphere(9, 4, rng=1)
     for beta in (0.5, 2.0, 7.0):
-        want = 2 * beta * energy(X, beta)
+        want = 2 * beta * energy(X, beta=beta)
         assert energy_D(X, beta * np.eye(4)) == pytest.approx(want)
 
 
@@ -75,14 +75,14 @@ def test_antipodal_pair_with_masses(p):
 
 
 def test_uniform_measure_energy_sinh1():
-    assert uniform_energy(1.0, 3) == pytest.approx(np.sinh(1.0), rel=1e-14)
+    assert uniform_energy(beta=1.0, d=3) == pytest.approx(np.sinh(1.0), rel=1e-14)
     # quadrature on a quasi-uniform point set of S^2 agrees
     e = energy_D(fibonacci_sphere(3000), np.eye(3))
     assert e == pytest.approx(np.sinh(1), rel=1e-4)
     # and on the circle E = I_0(beta)
     _, Y = circle_grid(400)
     e = energy_D(Y, 2.0 * np.eye(2))
-    assert e == pytest.approx(uniform_energy(2.0, 2), rel=1e-12)
+    assert e == pytest.approx(uniform_energy(beta=2.0, d=2), rel=1e-12)
 
 
 def test_psd_energy_at_least_one_and_equal_on_kernel():
@@ -171,7 +171,7 @@ def test_ensemble_equals_single_runs():
     for b in range(3):
         one = energy_flow(Xb[b], Ds[b], steps=30)
         assert np.allclose(res.final[b], one.final)
-        assert np.allclose(res.energies[:, b], one.energies)
+        assert np.allclose(res.info["energies"][:, b], one.info["energies"])
 
 
 # -------------------------------------------------------------------- flows
@@ -193,14 +193,16 @@ def test_zero_interaction_is_a_clean_fixed_point(metric, direction, step_control
         res = energy_flow(X, np.zeros((3, 3)), **kw)
         ens = energy_flow(Xb, Db, **kw)
         other = energy_flow(Xb[1], Db[1], **kw)
-    assert np.array_equal(res.energies, np.ones(len(res.step_indices)))
+    assert np.array_equal(res.info["energies"], np.ones(len(res.info["step_indices"])))
     # the retraction y/|y| may move a unit vector by a rounding error per step
     assert np.allclose(res.final, X, rtol=0, atol=1e-13)
-    assert res.n_rejected == 0
+    assert res.info["n_rejected"] == 0
     assert np.allclose(ens.final[0], Xb[0], rtol=0, atol=1e-13)
-    assert np.array_equal(ens.energies[:, 0], np.ones(len(ens.step_indices)))
+    assert np.array_equal(
+        ens.info["energies"][:, 0], np.ones(len(ens.info["step_indices"]))
+    )
     assert np.allclose(ens.final[1], other.final)
-    assert np.allclose(ens.energies[:, 1], other.energies)
+    assert np.allclose(ens.info["energies"][:, 1], other.info["energies"])
 
 
 @pytest.mark.parametrize("metric", ["wasserstein", "sa"])
@@ -220,10 +222,10 @@ def test_stable_flow_is_monotone_even_with_a_huge_step(direction, metric):
     X = sample_sphere(40, 3, rng=7)
     D = np.diag([3.0, -2.0, 4.0])
     res = energy_flow(X, D, direction=direction, metric=metric, tau=50.0, steps=150)
-    dE = np.diff(res.energies)
+    dE = np.diff(res.info["energies"])
     sgn = 1 if direction == "ascent" else -1
-    assert np.all(sgn * dE >= -1e-12 * res.energies[:-1])
-    assert sgn * (res.energies[-1] - res.energies[0]) > 0
+    assert np.all(sgn * dE >= -1e-12 * res.info["energies"][:-1])
+    assert sgn * (res.info["energies"][-1] - res.info["energies"][0]) > 0
     assert np.allclose(np.linalg.norm(res.final, axis=1), 1.0)
 
 
@@ -232,7 +234,7 @@ def test_ascent_reaches_a_dirac_at_the_top_eigenvector():
     D = np.diag([1.0, 3.0, 4.0])
     res = energy_flow(sample_sphere(1, 3, rng=8), D, steps=400)
     assert abs(res.final[0, 2]) == pytest.approx(1.0, abs=1e-9)
-    assert res.energies[-1] == pytest.approx(np.exp(4.0), rel=1e-9)
+    assert res.info["energies"][-1] == pytest.approx(np.exp(4.0), rel=1e-9)
 
 
 @pytest.mark.parametrize("lam", [0.25, 0.5, 1.0, 2.0, 3.0, 5.0])
@@ -247,7 +249,9 @@ def test_four_particle_law_with_the_stable_step(lam):
     )
     assert np.allclose(four_particle_ratio(res.final, lam), lam, rtol=1e-4)
     c = brentq(lambda c: np.tanh(c) - lam * np.tanh(lam * (1 - c)), 1e-12, 1 - 1e-12)
-    assert res.energies[-1] == pytest.approx(np.cosh(c) * np.cosh(lam * (1 - c)))
+    assert res.info["energies"][-1] == pytest.approx(
+        np.cosh(c) * np.cosh(lam * (1 - c))
+    )
 
 
 def test_four_particle_law_fails_with_too_large_plain_euler_step():
@@ -264,7 +268,7 @@ def test_four_particle_law_fails_with_too_large_plain_euler_step():
     )
     ratio = four_particle_ratio(bad.final, lam)
     assert np.all(np.abs(ratio - lam) > 1.0)
-    assert bad.energies[-1] > 10.0  # far above the minimum 1.5255...
+    assert bad.info["energies"][-1] > 10.0  # far above the minimum 1.5255...
     good = energy_flow(
         SQUARE,
         np.diag([1.0, lam]),
@@ -309,8 +313,8 @@ def test_negative_definite_ascent_gives_antipodal_pairs():
     assert np.allclose(np.abs(res.final[..., 2]), 1.0, atol=1e-6)
     p = (res.final[..., 2] > 0).mean(axis=1)
     want = (p**2 + (1 - p) ** 2) * np.exp(-3.0) + 2 * p * (1 - p) * np.exp(3.0)
-    assert np.allclose(res.energies[-1], want)
-    assert np.all(res.energies[-1] <= np.cosh(3.0) + 1e-12)
+    assert np.allclose(res.info["energies"][-1], want)
+    assert np.all(res.info["energies"][-1] <= np.cosh(3.0) + 1e-12)
 
 
 def test_psd_descent_minimisers_live_in_the_kernel():
@@ -324,7 +328,7 @@ def test_psd_descent_minimisers_live_in_the_kernel():
         record_every=3000,
     )
     # E - 1 >= (1/2) (second moment of D^{1/2} x)^2: the approach is algebraic
-    assert res.energies[-1] == pytest.approx(1.0, abs=1e-6)
+    assert res.info["energies"][-1] == pytest.approx(1.0, abs=1e-6)
     assert np.mean(np.sum(res.final[:, [0, 2]] ** 2, axis=1)) < 2e-3
     assert np.max(np.abs(res.final[:, [0, 2]])) < 0.15
     D = np.diag([0.0, 0.0, 2.0])  # ker D = the equator
@@ -336,7 +340,7 @@ def test_psd_descent_minimisers_live_in_the_kernel():
         steps=3000,
         record_every=3000,
     )
-    assert res.energies[-1] == pytest.approx(1.0, abs=1e-6)
+    assert res.info["energies"][-1] == pytest.approx(1.0, abs=1e-6)
     assert np.mean(res.final[:, 2] ** 2) < 2e-3
     assert np.max(np.abs(res.final[:, 2])) < 0.15
 
@@ -351,8 +355,8 @@ def test_descent_for_identity_spreads_towards_sinh1():
         steps=300,
         record_every=300,
     )
-    assert np.sinh(1.0) < res.energies[-1] < np.sinh(1.0) * 1.01
-    assert res.energies[-1] < res.energies[0]
+    assert np.sinh(1.0) < res.info["energies"][-1] < np.sinh(1.0) * 1.01
+    assert res.info["energies"][-1] < res.info["energies"][0]
 
 
 # ------------------------------------------------------- measures on a grid
@@ -364,8 +368,8 @@ def test_mirror_descent_identity_gives_uniform():
     w0 /= w0.sum()
     res = density_mirror_descent(np.eye(2), m=128, steps=300, w0=w0)
     assert np.all(np.diff(res.energies) <= 1e-14)
-    assert res.energies[0] > uniform_energy(1.0, 2) + 0.05
-    assert res.energies[-1] == pytest.approx(uniform_energy(1.0, 2), rel=2e-7)
+    assert res.energies[0] > uniform_energy(beta=1.0, d=2) + 0.05
+    assert res.energies[-1] == pytest.approx(uniform_energy(beta=1.0, d=2), rel=2e-7)
     assert np.allclose(res.weights, 1 / 128, rtol=0.1)
     # the uniform measure is stationary
     still = density_mirror_descent(np.eye(2), m=128, steps=20)
@@ -380,7 +384,7 @@ def test_mirror_descent_backtracks_a_too_large_step():
     w0 /= w0.sum()
     res = density_mirror_descent(np.eye(2), m=128, steps=400, eta=10.0, w0=w0)
     assert np.all(np.diff(res.energies) <= 1e-13)
-    assert res.energies[-1] == pytest.approx(uniform_energy(1.0, 2), rel=1e-8)
+    assert res.energies[-1] == pytest.approx(uniform_energy(beta=1.0, d=2), rel=1e-8)
 
 
 def test_four_particle_ratio_per_member():
@@ -418,7 +422,9 @@ def test_platonic_closed_forms(name):
     P = platonic_points(name)
     assert np.allclose(np.linalg.norm(P, axis=1), 1.0)
     for beta in (0.5, 1.0, 4.0):
-        assert platonic_energy(name, beta) == pytest.approx(energy(P, beta), rel=1e-13)
+        assert platonic_energy(name, beta=beta) == pytest.approx(
+            energy(P, beta=beta), rel=1e-13
+        )
 
 
 @pytest.mark.parametrize(
@@ -427,7 +433,7 @@ def test_platonic_closed_forms(name):
 @pytest.mark.parametrize("beta", [1.0, 3.0])
 def test_optimiser_reaches_the_optimal_configurations(name, n, beta):
     res = minimise_configuration(n, 3, beta=beta, rng=n, restarts=3)
-    assert np.allclose(res.energies, platonic_energy(name, beta), rtol=1e-9)
+    assert np.allclose(res.energies, platonic_energy(name, beta=beta), rtol=1e-9)
     # and the inner-product distribution is the solid's
     G = np.sort((res.points @ res.points.T).ravel())
     P = platonic_points(name)
@@ -436,7 +442,9 @@ def test_optimiser_reaches_the_optimal_configurations(name, n, beta):
 
 def test_uniform_beats_random_configurations_in_mean():
     # [GLPR] Prop 3.4: the uniform measure minimises; n points can only approach it
-    assert platonic_energy("icosahedron", 1.0) > uniform_energy(1.0, 3) / 2.0
+    assert (
+        platonic_energy("icosahedron", beta=1.0) > uniform_energy(beta=1.0, d=3) / 2.0
+    )
 
 
 # ---------------------------------------------------------------- Gegenbauer
@@ -445,8 +453,8 @@ def test_uniform_beats_random_configurations_in_mean():
 @pytest.mark.parametrize("d", [2, 3, 4, 7])
 @pytest.mark.parametrize("beta", [0.3, 1.0, 6.0])
 def test_gegenbauer_coefficients_positive_and_consistent(d, beta):
-    a = gegenbauer_coefficients(beta, d, 25)
-    q = gegenbauer_coefficients(beta, d, 25, method="quadrature")
+    a = gegenbauer_coefficients(beta=beta, d=d, kmax=25)
+    q = gegenbauer_coefficients(beta=beta, d=d, kmax=25, method="quadrature")
     assert np.all(a > 0)
     # quadrature is accurate to ~1e-12 * max(a) in absolute terms only
     assert np.allclose(a, q, rtol=1e-9, atol=1e-10 * a.max())
@@ -458,7 +466,7 @@ def test_gegenbauer_coefficients_positive_and_consistent(d, beta):
     k = np.arange(26)[:, None]
     C = eval_chebyt(k, t) if d == 2 else eval_gegenbauer(k, (d - 2) / 2, t)
     assert np.allclose(a @ C, np.exp(beta * t), rtol=1e-10)
-    assert a[0] == pytest.approx(uniform_energy(beta, d))
+    assert a[0] == pytest.approx(uniform_energy(beta=beta, d=d))
 
 
 # ---------------------------------------------------------------- bad input
@@ -497,9 +505,9 @@ def test_bad_inputs_raise():
     with pytest.raises(ValueError, match="name must be one of"):
         platonic_points("cube")
     with pytest.raises(ValueError, match="beta must be >"):
-        gegenbauer_coefficients(0.0, 3, 4)
+        gegenbauer_coefficients(beta=0.0, d=3, kmax=4)
     with pytest.raises(ValueError, match="d must be an integer >= 2"):
-        uniform_energy(1.0, 1)
+        uniform_energy(beta=1.0, d=1)
     with pytest.raises(TypeError, match="rng must be"):
         minimise_configuration(4, 3, rng=None)
     with pytest.raises(ValueError, match="X must have shape"):

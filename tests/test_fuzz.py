@@ -506,7 +506,7 @@ SPECS = [
         "gaussian_field",
         gaussian.gaussian_field,
         {
-            "model": attention.Model(beta=1.0, sphere=False),
+            "model": attention.Model(beta=1.0, geometry="euclidean"),
             "alpha": ALPHA,
             "Sigma": SIG,
         },
@@ -515,7 +515,7 @@ SPECS = [
         "gaussian_rhs",
         gaussian.gaussian_rhs,
         {
-            "model": attention.Model(beta=1.0, sphere=False, Q=np.eye(2)),
+            "model": attention.Model(beta=1.0, geometry="euclidean", Q=np.eye(2)),
             "alpha": ALPHA,
             "Sigma": SIG,
         },
@@ -524,7 +524,7 @@ SPECS = [
         "integrate_gaussian",
         gaussian.integrate_gaussian,
         {
-            "model": attention.Model(beta=1.0, sphere=False),
+            "model": attention.Model(beta=1.0, geometry="euclidean"),
             "alpha0": ALPHA,
             "Sigma0": SIG,
             "t_final": 0.5,
@@ -538,7 +538,7 @@ SPECS = [
         "riccati_covariance",
         gaussian.riccati_covariance,
         {
-            "model": attention.Model(beta=1.0, sphere=False),
+            "model": attention.Model(beta=1.0, geometry="euclidean"),
             "Sigma0": SIG,
             "times": [0.0, 0.1],
         },
@@ -546,7 +546,7 @@ SPECS = [
     Spec(
         "blowup_time",
         gaussian.blowup_time,
-        {"model": attention.Model(beta=1.0, sphere=False), "Sigma0": SIG},
+        {"model": attention.Model(beta=1.0, geometry="euclidean"), "Sigma0": SIG},
     ),
     Spec(
         "sample_gaussian",
@@ -842,7 +842,7 @@ SPECS = [
         "cloud_scenario",
         scenarios.cloud_scenario,
         {
-            "model": attention.Model(Q=-np.eye(2), sphere=False),
+            "model": attention.Model(Q=-np.eye(2), geometry="euclidean"),
             "alpha0": ALPHA,
             "Sigma0": SIG,
             "n": 10,
@@ -1127,7 +1127,9 @@ def test_every_public_callable_has_a_spec():
     missing = []
     for mod in FUZZED_MODULES:
         for name in mod.__all__:
-            obj = getattr(mod, name)
+            with warnings.catch_warnings():  # deprecated aliases resolve too
+                warnings.simplefilter("ignore", DeprecationWarning)
+                obj = getattr(mod, name)
             if (
                 callable(obj)
                 and getattr(obj, "__module__", "") == mod.__name__
@@ -1163,7 +1165,7 @@ def test_the_fuzz_catches_what_it_looks_for():
     assert any("vague(x=1e+300): IndexError" in u for u in vague.unclear)
     assert any("TypeError: '>' not supported" in u for u in vague.unclear)
     named = Outcome()
-    run_spec(Spec("named", lambda x: al.glpr_usa_step(x), {"x": 1.0}), named)
+    run_spec(Spec("named", lambda x: al.glpr_usa_step(beta=x), {"x": 1.0}), named)
     assert any("ValueError: beta must be" in u for u in named.unclear)  # not "x"
     sleepy = Outcome()
     old = CALL_LIMIT

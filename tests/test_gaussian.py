@@ -44,7 +44,7 @@ VARIANTS = {
 
 
 def _model(name: str) -> Model:
-    return Model(sphere=False, **VARIANTS[name])
+    return Model(geometry="euclidean", **VARIANTS[name])
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +82,9 @@ def test_wrong_formula_is_detected(cloud):
 def test_softmax_formula_closed_form():
     A = 0.7 * K2.T @ Q2
     S = np.array([[2.0, -0.4], [-0.4, 0.5]])
-    da, dS = gaussian_rhs(Model(beta=0.7, Q=Q2, K=K2, V=V2, sphere=False), ALPHA, S)
+    da, dS = gaussian_rhs(
+        Model(beta=0.7, Q=Q2, K=K2, V=V2, geometry="euclidean"), ALPHA, S
+    )
     np.testing.assert_allclose(da, V2 @ (np.eye(2) + S @ A) @ ALPHA, atol=1e-13)
     np.testing.assert_allclose(dS, V2 @ S @ A @ S + S @ A.T @ S @ V2.T, atol=1e-13)
 
@@ -91,7 +93,9 @@ def test_l2_formula_closed_form():
     S = np.array([[2.0, -0.4], [-0.4, 0.5]])
     G, H = K2.T @ K2, K2.T @ Q2
     Sg = np.linalg.inv(np.linalg.inv(S) + G)
-    f = gaussian_field(Model(Q=Q2, K=K2, V=V2, kernel="l2", sphere=False), ALPHA, S)
+    f = gaussian_field(
+        Model(Q=Q2, K=K2, V=V2, kernel="l2", geometry="euclidean"), ALPHA, S
+    )
     np.testing.assert_allclose(f.M, V2 @ Sg @ H, atol=1e-13)
     np.testing.assert_allclose(f.c, V2 @ Sg @ np.linalg.inv(S) @ ALPHA, atol=1e-13)
 
@@ -99,7 +103,7 @@ def test_l2_formula_closed_form():
 def test_sinkhorn_plan_is_the_entropic_plan_1d():
     """d = 1: the plan correlation r solves r / (1 - r^2) = a sigma^2."""
     for a, s2 in [(0.8, 1.3), (-0.5, 2.0), (2.0, 0.2)]:
-        model = Model(Q=[[a]], kernel="sinkhorn", sphere=False)
+        model = Model(Q=[[a]], kernel="sinkhorn", geometry="euclidean")
         f = gaussian_field(model, [0.0], [[s2]])
         r = f.M[0, 0]  # E[y|x] = r x for a standardised plan, and Sigma cancels in 1-D
         assert abs(r / (1 - r**2) - a * s2) < 1e-12
@@ -107,7 +111,7 @@ def test_sinkhorn_plan_is_the_entropic_plan_1d():
 
 
 def test_sinkhorn_mean_moves_with_V_only():
-    model = Model(Q=Q2, K=K2, V=V2, kernel="sinkhorn", sphere=False)
+    model = Model(Q=Q2, K=K2, V=V2, kernel="sinkhorn", geometry="euclidean")
     da, _ = gaussian_rhs(model, ALPHA, S0_REF)
     np.testing.assert_allclose(da, V2 @ ALPHA, atol=1e-13)
 
@@ -134,19 +138,19 @@ def test_factorised_integrator_matches_direct_rhs(name):
         max_step=0.01,
     )
     tr = integrate_gaussian(model, ALPHA, S0_REF, times=ts)
-    assert not tr.blowup
-    np.testing.assert_allclose(tr.means, ref.y[:d].T, rtol=1e-6, atol=1e-8)
+    assert not tr.info["blowup"]
+    np.testing.assert_allclose(tr.info["means"], ref.y[:d].T, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(
-        tr.covariances, ref.y[d:].T.reshape(-1, d, d), rtol=1e-6, atol=1e-8
+        tr.info["covariances"], ref.y[d:].T.reshape(-1, d, d), rtol=1e-6, atol=1e-8
     )
 
 
 def test_closed_form_matches_integration_and_symbolic_derivative():
-    m = Model(beta=0.5, Q=Q2, K=K2, sphere=False)
+    m = Model(beta=0.5, Q=Q2, K=K2, geometry="euclidean")
     ts = np.linspace(0.0, 0.9 * blowup_time(m, S0_REF), 7)
     tr = integrate_gaussian(m, ALPHA, S0_REF, times=ts)
     cf = riccati_covariance(m, S0_REF, ts)
-    np.testing.assert_allclose(tr.covariances, cf, rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(tr.info["covariances"], cf, rtol=1e-7, atol=1e-10)
     # derivative of the closed form = right-hand side
     h = 1e-5
     t1 = ts[3]
@@ -158,25 +162,26 @@ def test_closed_form_matches_integration_and_symbolic_derivative():
 def test_reference_blowup_time():
     """[CACP] Section 4 closed form: t* = 0.6057 with the 1/sqrt(d_k) scaling
     (beta = 1/sqrt 2), t* = 1 / lambda_max(Sigma0^1/2 (A + A^T) Sigma0^1/2)."""
-    m = Model(beta=1 / np.sqrt(2), Q=Q_REF, K=K_REF, sphere=False)
+    m = Model(beta=1 / np.sqrt(2), Q=Q_REF, K=K_REF, geometry="euclidean")
     assert abs(blowup_time(m, S0_REF) - 0.6057) < 1e-3
     tr = integrate_gaussian(m, np.zeros(2), S0_REF, t_final=2.0)
-    assert tr.blowup
-    assert abs(tr.blowup_time - 0.6057) < 1e-3
-    assert abs(tr.t_stop - blowup_time(m, S0_REF)) < 1e-5
+    assert tr.info["blowup"]
+    assert abs(tr.info["blowup_time"] - 0.6057) < 1e-3
+    assert abs(tr.info["t_stop"] - blowup_time(m, S0_REF)) < 1e-5
     # Without the scaling (beta = 1) the same matrices blow up earlier.
-    m1 = Model(beta=1.0, Q=Q_REF, K=K_REF, sphere=False)
+    m1 = Model(beta=1.0, Q=Q_REF, K=K_REF, geometry="euclidean")
     assert abs(blowup_time(m1, S0_REF) - 0.42831) < 1e-5
     assert (
         abs(
-            integrate_gaussian(m1, np.zeros(2), S0_REF, t_final=1).blowup_time - 0.42831
+            integrate_gaussian(m1, np.zeros(2), S0_REF, t_final=1).info["blowup_time"]
+            - 0.42831
         )
         < 1e-4
     )
 
 
 def test_blowup_stretches_to_a_line_and_closed_form_refuses_after():
-    m = Model(Q=Q_REF, K=K_REF, sphere=False)
+    m = Model(Q=Q_REF, K=K_REF, geometry="euclidean")
     t_star = blowup_time(m, S0_REF)
     S = riccati_covariance(m, S0_REF, [t_star * (1 - 1e-6)])
     assert effective_rank(S[0]) < 1.0001
@@ -186,20 +191,22 @@ def test_blowup_stretches_to_a_line_and_closed_form_refuses_after():
 
 def test_regimes_collapse_and_decay():
     # A + A^T negative definite: Sigma -> 0 like 1/t.
-    m = Model(Q=-np.eye(2), sphere=False)
+    m = Model(Q=-np.eye(2), geometry="euclidean")
     S = riccati_covariance(m, S0_REF, [1e3, 2e3])
     np.testing.assert_allclose(np.trace(S[0]) / np.trace(S[1]), 2.0, rtol=1e-3)
     assert blowup_time(m, S0_REF) == np.inf
     # Rank-deficient negative semi-definite: Sigma tends to a rank-one matrix.
     Q = np.array([[1.0, 0.0]])
-    m = Model(Q=Q, K=-Q, sphere=False)
+    m = Model(Q=Q, K=-Q, geometry="euclidean")
     assert blowup_time(m, S0_REF) == np.inf
     # A + A^T has a kernel: its zero eigenvalue must not read as a round-off blow-up
     Q3 = np.random.default_rng(0).standard_normal((1, 3))
-    assert blowup_time(Model(Q=Q3, K=-Q3, sphere=False), np.eye(3)) == np.inf
+    assert blowup_time(Model(Q=Q3, K=-Q3, geometry="euclidean"), np.eye(3)) == np.inf
     tr = integrate_gaussian(m, np.zeros(2), S0_REF, times=[0.0, 1e3], dt=50.0)
-    assert numerical_rank(tr.covariances[-1]) == 1
-    assert tr.covariances[-1][1, 1] > 0.5  # the kernel direction keeps its variance
+    assert numerical_rank(tr.info["covariances"][-1]) == 1
+    assert (
+        tr.info["covariances"][-1][1, 1] > 0.5
+    )  # the kernel direction keeps its variance
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))
@@ -214,24 +221,27 @@ def test_symmetry_and_psd_preserved(name):
         times=np.linspace(0, 2, 21),
         max_trace=1e6,
     )
-    C = tr.covariances
+    C = tr.info["covariances"]
     assert np.array_equal(C, np.swapaxes(C, 1, 2))
     assert np.all(np.linalg.eigvalsh(C) >= -1e-12 * np.abs(C).max())
 
 
 def test_singular_initial_covariance_is_allowed():
-    m = Model(Q=Q2, K=K2, sphere=False)
+    m = Model(Q=Q2, K=K2, geometry="euclidean")
     S = np.array([[1.0, 0.0], [0.0, 0.0]])
     tr = integrate_gaussian(m, ALPHA, S, times=[0.0, 0.5])
-    assert numerical_rank(tr.covariances[-1], rtol=1e-12) == 1
+    assert numerical_rank(tr.info["covariances"][-1], rtol=1e-12) == 1
     np.testing.assert_allclose(
-        riccati_covariance(m, S, [0.5])[0], tr.covariances[-1], rtol=1e-7, atol=1e-12
+        riccati_covariance(m, S, [0.5])[0],
+        tr.info["covariances"][-1],
+        rtol=1e-7,
+        atol=1e-12,
     )
 
 
 def test_particles_follow_the_ode_and_error_shrinks():
     """Particles of N(alpha, Sigma) vs the ODE; the error decreases with N."""
-    m = Model(beta=0.5, Q=Q2, K=K2, V=V2, sphere=False)
+    m = Model(beta=0.5, Q=Q2, K=K2, V=V2, geometry="euclidean")
     ts = np.array([0.0, 0.5])
     ode = integrate_gaussian(m, ALPHA, S0_REF, times=ts)
     errs = []
@@ -247,7 +257,9 @@ def test_particles_follow_the_ode_and_error_shrinks():
                 observables=moment_observables(),
                 save_states=False,
             )
-            e.append(np.abs(tr.observables["cov"][-1] - ode.covariances[-1]).max())
+            e.append(
+                np.abs(tr.observables["cov"][-1] - ode.info["covariances"][-1]).max()
+            )
         errs.append(np.mean(e))
     assert errs[1] < errs[0] / 2
     assert errs[1] < 0.1
@@ -273,8 +285,8 @@ def test_sigmoid_field_is_not_affine_softmax_is():
 
     (A small softmax beta keeps the importance weights e^{y.Ax} of finite variance.)
     """
-    soft = Model(beta=0.4, sphere=False)
-    sig = Model(kernel="sigmoid", normalization="usa", sphere=False)
+    soft = Model(beta=0.4, geometry="euclidean")
+    sig = Model(kernel="sigmoid", normalization="usa", geometry="euclidean")
     res = {}
     for n in (250, 2000):
         Xs = [sample_gaussian(np.zeros(2), np.eye(2), n, rng=s) for s in range(3)]
@@ -290,7 +302,7 @@ def test_sigmoid_field_is_not_affine_softmax_is():
 def test_sigmoid_changes_the_kurtosis():
     X0 = sample_gaussian(np.zeros(2), np.eye(2), 1000, rng=2)
     sig = simulate(
-        Model(beta=3.0, kernel="sigmoid", normalization="usa", sphere=False),
+        Model(beta=3.0, kernel="sigmoid", normalization="usa", geometry="euclidean"),
         X0,
         t_final=2.0,
         dt=0.25,
@@ -319,7 +331,7 @@ def test_shape_measures_and_sampling():
 
 # --------------------------------------------------------------------- bad inputs
 def test_bad_inputs_raise():
-    m = Model(sphere=False)
+    m = Model(geometry="euclidean")
     with pytest.raises(ValueError, match="Sigma must be symmetric"):
         gaussian_rhs(m, [0.0, 0.0], [[1.0, 0.5], [0.0, 1.0]])
     with pytest.raises(ValueError, match="Sigma must be positive semi-definite"):
@@ -333,19 +345,23 @@ def test_bad_inputs_raise():
     with pytest.raises(ValueError, match="alpha must contain only finite"):
         gaussian_field(m, [np.nan, 0.0], np.eye(2))
     with pytest.raises(ValueError, match="dimension"):
-        gaussian_field(Model(Q=np.eye(3), sphere=False), [0.0, 0.0], np.eye(2))
-    with pytest.raises(ValueError, match="sphere=False"):
+        gaussian_field(Model(Q=np.eye(3), geometry="euclidean"), [0.0, 0.0], np.eye(2))
+    with pytest.raises(ValueError, match="geometry='euclidean'"):
         gaussian_rhs(Model(), [0.0, 0.0], np.eye(2))
     with pytest.raises(ValueError, match="kernel"):
-        gaussian_rhs(Model(kernel="sigmoid", sphere=False), [0.0, 0.0], np.eye(2))
+        gaussian_rhs(
+            Model(kernel="sigmoid", geometry="euclidean"), [0.0, 0.0], np.eye(2)
+        )
     with pytest.raises(ValueError, match="normalization"):
-        gaussian_rhs(Model(normalization="usa", sphere=False), [0.0, 0.0], np.eye(2))
+        gaussian_rhs(
+            Model(normalization="usa", geometry="euclidean"), [0.0, 0.0], np.eye(2)
+        )
     with pytest.raises(TypeError, match="model must be an attnlib.Model"):
         gaussian_rhs("softmax", [0.0, 0.0], np.eye(2))
     with pytest.raises(ValueError, match="V = I"):
-        blowup_time(Model(V=2 * np.eye(2), sphere=False), np.eye(2))
+        blowup_time(Model(V=2 * np.eye(2), geometry="euclidean"), np.eye(2))
     with pytest.raises(ValueError, match="single-head softmax"):
-        riccati_covariance(Model(kernel="l2", sphere=False), np.eye(2), [0.0])
+        riccati_covariance(Model(kernel="l2", geometry="euclidean"), np.eye(2), [0.0])
     with pytest.raises(ValueError, match="exactly one of times and t_final"):
         integrate_gaussian(m, [0.0, 0.0], np.eye(2))
     with pytest.raises(ValueError, match="dt must be >"):
@@ -380,7 +396,7 @@ _mats = arrays(np.float64, (3, 3), elements=st.floats(-1.0, 1.0))
 def test_field_and_factor_paths_agree(Q, K, V, W, a, kernel):
     """gaussian_field's (M, c) and the factor-form right-hand side give one ODE."""
     S = W @ W.T + 0.1 * np.eye(3)
-    model = Model(Q=Q, K=K, V=V, kernel=kernel, sphere=False)
+    model = Model(Q=Q, K=K, V=V, kernel=kernel, geometry="euclidean")
     f = gaussian_field(model, a, S)
     da, dS = gaussian_rhs(model, a, S)
     np.testing.assert_allclose(da, f.M @ a + f.c, atol=1e-9)
@@ -395,7 +411,9 @@ def test_empirical_jacobian_d3(kernel):
     V = np.eye(3) + 0.3 * g.standard_normal((3, 3))
     W = g.standard_normal((3, 3))
     X = sample_gaussian(np.ones(3), W @ W.T / 3 + 0.3 * np.eye(3), 3000, rng=9)
-    model = Model(Q=Q, K=K, V=V, kernel=kernel, sphere=False)  # Q, K of shape (2, 3)
+    model = Model(
+        Q=Q, K=K, V=V, kernel=kernel, geometry="euclidean"
+    )  # Q, K of shape (2, 3)
     fit = fit_affine(X, model.velocity(X))
     f = gaussian_field(model, *empirical_moments(X))
     # sampling error ~ 0.05 at N = 3000 for this L2 example (0.035 at N = 10^4)

@@ -44,7 +44,9 @@ def test_velocity_matches_loop(sphere):
     rng = np.random.default_rng(3)
     X = sample_sphere(7, 3, rng=4) if sphere else rng.standard_normal((7, 3))
     Q, K, V = rng.standard_normal((3, 3, 3))
-    v = Hardmax(Q=Q, K=K, V=V, sphere=sphere).velocity(X)
+    v = Hardmax(Q=Q, K=K, V=V, geometry=("sphere" if sphere else "euclidean")).velocity(
+        X
+    )
     H = _naive_weights(X, Q.T @ K)
     ref = np.array([sum(H[i, j] * V @ X[j] for j in range(7)) for i in range(7)])
     if sphere:
@@ -68,7 +70,7 @@ def test_voronoi_straight_lines_to_the_vertices():
     Z0 = np.vstack([verts, inner])
     cell = np.argmax(inner @ verts.T, axis=1)
     tr = simulate(
-        Hardmax(sphere=False, consensus=True),
+        Hardmax(geometry="euclidean", consensus=True),
         Z0,
         times=[0.0, 0.5, 2.0],
         dt=0.01,
@@ -84,8 +86,10 @@ def test_rescaling_identity_exact_for_hardmax():
     rng = np.random.default_rng(2)
     X0 = rng.standard_normal((10, 3))
     T = 1.5
-    x = simulate(Hardmax(sphere=False), X0, t_final=T, dt=1e-3).final
-    z = simulate(Hardmax(sphere=False, consensus=True), X0, t_final=T, dt=1e-3).final
+    x = simulate(Hardmax(geometry="euclidean"), X0, t_final=T, dt=1e-3).final
+    z = simulate(
+        Hardmax(geometry="euclidean", consensus=True), X0, t_final=T, dt=1e-3
+    ).final
     assert np.allclose(np.exp(-T) * x, z, atol=1e-8)
 
 
@@ -94,7 +98,7 @@ def test_non_uniqueness_at_a_tie():
     # bisector to the midpoint of the edge, while a perturbation of either sign sends
     # it to one vertex or the other
     Z = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0], [0.2, 0.2]])
-    model = Hardmax(sphere=False, consensus=True)
+    model = Hardmax(geometry="euclidean", consensus=True)
     assert np.allclose(model.velocity(Z)[4], [0.3, 0.3])
     tr = simulate(model, Z, t_final=20.0, dt=0.01)
     assert np.allclose(tr.final[4], [0.5, 0.5], atol=1e-6)
@@ -114,13 +118,15 @@ def test_softmax_field_tends_to_hardmax(sphere):
     d = 3
     X = sample_sphere(8, d, rng=7) if sphere else rng.standard_normal((8, d))
     Q, K = rng.standard_normal((2, d, d))
-    hard = Hardmax(Q=Q, K=K, sphere=sphere).velocity(X)
+    hard = Hardmax(Q=Q, K=K, geometry=("sphere" if sphere else "euclidean")).velocity(X)
     S = (X @ Q.T) @ (X @ K.T).T
     top2 = np.sort(S, axis=1)[:, -2:]
     gap = float(np.min(top2[:, 1] - top2[:, 0]))  # smallest margin of a maximiser
     for c in (5.0, 20.0, 40.0):
         beta = c / gap
-        soft = Model(beta=beta, Q=Q, K=K, sphere=sphere).velocity(X)
+        soft = Model(
+            beta=beta, Q=Q, K=K, geometry=("sphere" if sphere else "euclidean")
+        ).velocity(X)
         err = np.max(np.abs(soft - hard))
         # each losing weight is at most e^{-beta * gap}; |V x_j| <= max |x_j|
         bound = 2 * 8 * np.exp(-c) * np.max(np.linalg.norm(X, axis=1))
@@ -130,12 +136,14 @@ def test_softmax_field_tends_to_hardmax(sphere):
 def test_validation():
     with pytest.raises(ValueError, match="consensus"):
         Hardmax(consensus=True)
-    with pytest.raises(TypeError, match="sphere"):
-        Hardmax(sphere=1)
+    with pytest.raises(TypeError, match="geometry must be"):
+        Hardmax(geometry=1)
+    with pytest.raises(TypeError, match="sphere must be a bool"):
+        Hardmax(sphere=1)  # the old flag, still checked
     with pytest.raises(ValueError, match="unit norm"):
         Hardmax().velocity(np.ones((3, 2)))
     with pytest.raises(ValueError, match="token dimension"):
-        Hardmax(V=np.eye(3), sphere=False).velocity(np.ones((2, 2)))
+        Hardmax(V=np.eye(3), geometry="euclidean").velocity(np.ones((2, 2)))
     with pytest.raises(ValueError, match="queries"):
         hardmax_weights(np.ones((3, 2)), queries=np.ones((3, 3)))
     with pytest.raises(ValueError, match="square"):

@@ -37,7 +37,9 @@ def _error(method, dt, X0, model, T, ref):
 def test_empirical_convergence_order(method, dts, order, sphere, rng):
     X0 = sample_sphere(8, 3, rng=rng)
     model = Model(
-        beta=1.5, V=np.array([[1.0, 0.3, 0], [0, 0.8, 0], [0.1, 0, 1.2]]), sphere=sphere
+        beta=1.5,
+        V=np.array([[1.0, 0.3, 0], [0, 0.8, 0], [0.1, 0, 1.2]]),
+        geometry=("sphere" if sphere else "euclidean"),
     )
     T = 1.0
     ref = simulate(model, X0, t_final=T, dt=1e-3, method="rk4").final
@@ -54,7 +56,7 @@ def test_times_are_hit_and_observables_recorded(rng):
         X0,
         times=times,
         dt=0.1,
-        observables={"E": lambda X: al.energy(X, 1.0), "k": al.cluster_count},
+        observables={"E": lambda X: al.energy(X, beta=1.0), "k": al.cluster_count},
     )
     np.testing.assert_array_equal(traj.times, times)
     assert traj.states.shape == (5, 10, 3)
@@ -63,7 +65,7 @@ def test_times_are_hit_and_observables_recorded(rng):
     np.testing.assert_array_equal(traj.final, traj.states[-1])
     assert traj.observables["E"].shape == (5,)
     np.testing.assert_allclose(
-        traj.observables["E"], [al.energy(x, 1.0) for x in traj.states]
+        traj.observables["E"], [al.energy(x, beta=1.0) for x in traj.states]
     )
     # with save_states=False the observables are identical and no states are kept
     t2 = simulate(
@@ -72,7 +74,7 @@ def test_times_are_hit_and_observables_recorded(rng):
         times=times,
         dt=0.1,
         save_states=False,
-        observables={"E": lambda X: al.energy(X, 1.0)},
+        observables={"E": lambda X: al.energy(X, beta=1.0)},
     )
     assert t2.states is None
     np.testing.assert_array_equal(t2.observables["E"], traj.observables["E"])
@@ -92,13 +94,13 @@ def test_ensemble_simulation_equals_members(rng):
 def test_callable_field_in_rd():
     # linear ODE x' = -x in R^2 has the closed form x(t) = e^{-t} x0
     X0 = np.array([[1.0, 2.0], [-0.5, 0.25]])
-    traj = simulate(lambda X: -X, X0, t_final=1.0, dt=0.01, sphere=False)
+    traj = simulate(lambda X: -X, X0, t_final=1.0, dt=0.01, geometry="euclidean")
     np.testing.assert_allclose(traj.final, np.exp(-1.0) * X0, rtol=1e-9)
 
 
 def test_glpr_step_rule():
-    assert al.glpr_usa_step(0.0) == pytest.approx(0.1)
-    assert al.glpr_usa_step(4.0) == pytest.approx(0.1 / (2.0 * np.exp(3.5)))
+    assert al.glpr_usa_step(beta=0.0) == pytest.approx(0.1)
+    assert al.glpr_usa_step(beta=4.0) == pytest.approx(0.1 / (2.0 * np.exp(3.5)))
     X0 = sample_sphere(32, 2, rng=1)
     traj = simulate(
         Model(beta=4.0, normalization="usa"),
@@ -108,14 +110,14 @@ def test_glpr_step_rule():
         method="euler",
         step_rule="glpr",
     )
-    assert traj.dt == pytest.approx(al.glpr_usa_step(4.0))
-    assert traj.n_steps == int(np.ceil(1.0 / al.glpr_usa_step(4.0)))
+    assert traj.dt == pytest.approx(al.glpr_usa_step(beta=4.0))
+    assert traj.n_steps == int(np.ceil(1.0 / al.glpr_usa_step(beta=4.0)))
 
 
 def test_energy_monotone_along_sa_usa_and_reversed_with_minus_identity(rng):
     X0 = sample_sphere(24, 3, rng=rng)
     beta = 2.0
-    E = {"E": lambda X: al.energy(X, beta)}
+    E = {"E": lambda X: al.energy(X, beta=beta)}
     times = np.linspace(0, 10, 101)
     for norm in ("sa", "usa"):
         up = simulate(
@@ -145,7 +147,7 @@ def test_usa_is_n_times_energy_gradient(rng):
         X = sample_sphere(n, 4, rng=rng)
         np.testing.assert_allclose(
             Model(beta=beta, normalization="usa").velocity(X),
-            n * al.energy_gradient(X, beta),
+            n * al.energy_gradient(X, beta=beta),
             rtol=1e-12,
             atol=1e-14,
         )
@@ -154,12 +156,12 @@ def test_usa_is_n_times_energy_gradient(rng):
 def test_energy_gradient_matches_finite_differences(rng):
     X = sample_sphere(6, 3, rng=rng)
     beta = 1.3
-    G = al.energy_gradient(X, beta)
+    G = al.energy_gradient(X, beta=beta)
     # directional derivative along a tangent direction through the retraction
     H = al.project(X, rng.standard_normal(X.shape))
     eps = 1e-6
-    dE = al.energy(al.retract(X + eps * H), beta) - al.energy(
-        al.retract(X - eps * H), beta
+    dE = al.energy(al.retract(X + eps * H), beta=beta) - al.energy(
+        al.retract(X - eps * H), beta=beta
     )
     assert dE / (2 * eps) == pytest.approx(np.sum(G * H), rel=1e-7)
 
@@ -219,7 +221,7 @@ def test_simulate_bad_inputs(rng):
         simulate(m, np.full((3, 3), np.nan), t_final=1.0)
     with pytest.raises(TypeError, match="model"):
         simulate("sa", X0, t_final=1.0)
-    with pytest.raises(TypeError, match="sphere"):
+    with pytest.raises(TypeError, match="geometry"):
         simulate(lambda X: X, X0, t_final=1.0)
     with pytest.raises(TypeError, match="observable"):
         simulate(m, X0, t_final=1.0, observables={"E": 3})

@@ -50,7 +50,7 @@ def test_norm_rate_vanishes_on_sphere_and_matches_extended_field():
     f = sp.lambdify([*x, *y], r.rate, "numpy")
     rng = np.random.default_rng(0)
     X = 1.3 * rng.standard_normal((7, 3))  # off the sphere
-    Y = Model(beta=2.0, sphere=False).rhs(X)  # unprojected attention output
+    Y = Model(beta=2.0, geometry="euclidean").rhs(X)  # unprojected attention output
     V = Model(beta=2.0).rhs(X)  # projected (extended) field
     numeric = 2 * np.sum(X * V, axis=1)
     symbolic = np.array([f(*X[i], *Y[i]) for i in range(7)])
@@ -82,11 +82,11 @@ def test_energy_gradient_identity_symbolic_and_numeric():
     X = sample_sphere(3, 3, rng=4)
     beta = 1.7
     G = np.asarray(grad(beta, *X.ravel()), dtype=float)
-    np.testing.assert_allclose(G, energy_gradient(X, beta), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(G, energy_gradient(X, beta=beta), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(
         G, Model(beta=beta, normalization="usa").velocity(X) / 3, rtol=1e-12, atol=1e-14
     )
-    assert en(beta, *X.ravel()) == pytest.approx(energy(X, beta), rel=1e-13)
+    assert en(beta, *X.ravel()) == pytest.approx(energy(X, beta=beta), rel=1e-13)
 
 
 # --------------------------------------------------------------------- sympy (3)
@@ -136,7 +136,9 @@ def test_empirical_field_equals_particle_velocities():
     w = np.full(40, 1 / 40)
     for beta in (0.0, 1.0, 9.0):
         np.testing.assert_allclose(
-            meanfield_field(X, X, w, beta), Model(beta=beta).velocity(X), atol=1e-13
+            meanfield_field(X, X, w, beta=beta),
+            Model(beta=beta).velocity(X),
+            atol=1e-13,
         )
 
 
@@ -149,7 +151,7 @@ def test_field_depends_on_the_measure_only():
     # weighted atoms: a measure with masses (2/3, 1/3) = particles (x, x, y)
     a = sample_sphere(2, 3, rng=8)
     v = Model(beta=1.5).velocity(a[[0, 0, 1]])
-    f = meanfield_field(a, a, np.array([2 / 3, 1 / 3]), 1.5)
+    f = meanfield_field(a, a, np.array([2 / 3, 1 / 3]), beta=1.5)
     np.testing.assert_allclose(f, v[[0, 2]], atol=1e-13)
 
 
@@ -164,7 +166,7 @@ def test_continuity_equation_weak_form():
     lhs = (phi(tr.states[2]).mean() - phi(tr.states[0]).mean()) / (2 * h)
     X = tr.states[1]
     grad = phi(X)[:, None] * a[None, :]
-    field = meanfield_field(X, X, np.full(30, 1 / 30), 2.0)
+    field = meanfield_field(X, X, np.full(30, 1 / 30), beta=2.0)
     rhs = np.mean(np.sum(grad * field, axis=1))
     assert lhs == pytest.approx(rhs, rel=1e-6)
 
@@ -188,7 +190,7 @@ def test_residual_layers_converge_to_the_ode_at_order_one():
 
 def test_normalising_unprojected_step_is_second_order_close():
     X = sample_sphere(10, 3, rng=11)
-    Y = Model(beta=1.0, sphere=False).velocity(X)
+    Y = Model(beta=1.0, geometry="euclidean").velocity(X)
     P = Model(beta=1.0).velocity(X)
     d = [np.max(np.abs(retract(X + h * Y) - (X + h * P))) for h in (1e-2, 5e-3)]
     assert d[0] / d[1] == pytest.approx(4.0, rel=0.05)
@@ -201,15 +203,15 @@ def test_sa_is_reweighted_gradient_and_energy_rate():
     Z = np.exp(beta * X @ X.T).sum(axis=1)
     v = Model(beta=beta).velocity(X)
     np.testing.assert_allclose(
-        v, (n**2 / Z)[:, None] * energy_gradient(X, beta), atol=1e-12
+        v, (n**2 / Z)[:, None] * energy_gradient(X, beta=beta), atol=1e-12
     )
     h = 1e-4
     tr = simulate(Model(beta=beta), X, times=[0, h, 2 * h], dt=h / 4, method="rk4")
-    E = [energy(S, beta) for S in tr.states]
+    E = [energy(S, beta=beta) for S in tr.states]
     dEdt = (-3 * E[0] + 4 * E[1] - E[2]) / (2 * h)
     assert dEdt == pytest.approx(np.sum(Z * np.sum(v * v, axis=1)) / n**2, rel=1e-6)
     vu = Model(beta=beta, normalization="usa").velocity(X)
-    g = energy_gradient(X, beta)
+    g = energy_gradient(X, beta=beta)
     assert np.sum(g * vu) == pytest.approx(n * np.sum(g * g), rel=1e-12)
 
 
@@ -219,7 +221,8 @@ def test_multihead_is_sum_of_heads():
     X = sample_sphere(9, 3, rng=14)
     total = Model(beta=1.0, heads=heads).velocity(X)
     parts = sum(
-        Model(beta=1.0, Q=q, K=k, V=v, sphere=False).velocity(X) for q, k, v in heads
+        Model(beta=1.0, Q=q, K=k, V=v, geometry="euclidean").velocity(X)
+        for q, k, v in heads
     )
     parts = parts - np.sum(parts * X, axis=1, keepdims=True) * X
     np.testing.assert_allclose(total, parts, atol=1e-12)
@@ -242,19 +245,21 @@ def test_l2_equals_softmax_on_sphere_with_equal_q_k():
 def test_variant_field_usa_clock_and_models():
     X = sample_sphere(10, 3, rng=19)
     np.testing.assert_allclose(
-        variant_field("USA", 3.0)(X),
+        variant_field("USA", beta=3.0)(X),
         np.exp(-3.0) * Model(beta=3.0, normalization="usa").velocity(X),
         atol=1e-14,
     )
-    np.testing.assert_allclose(variant_field("SA", 3.0)(X), Model(beta=3.0).velocity(X))
-    assert variant_model("causal", 1.0).mask == "causal"
+    np.testing.assert_allclose(
+        variant_field("SA", beta=3.0)(X), Model(beta=3.0).velocity(X)
+    )
+    assert variant_model("causal", beta=1.0).mask == "causal"
     with pytest.raises(ValueError, match="name"):
-        variant_model("relu", 1.0)
+        variant_model("relu", beta=1.0)
 
 
 def test_plot_variants_matrices_and_trajectories():
     X0 = sample_sphere(8, 3, rng=20)
-    fig, mats, trajs = plot_variants(X0, 2.0, np.linspace(0, 2, 5))
+    fig, mats, trajs = plot_variants(X0, beta=2.0, times=np.linspace(0, 2, 5))
     assert set(mats) == set(VARIANTS) == set(trajs)
     np.testing.assert_allclose(mats["SA"].sum(axis=1), 1.0)
     np.testing.assert_allclose(mats["Sinkhorn"].sum(axis=0), 1.0, atol=1e-9)
@@ -337,7 +342,7 @@ def test_sinkhorn_variant_field_matches_cold_core_solve():
     X = sample_sphere(20, 3, rng=17)
     Q = np.eye(3) + 0.3 * np.random.default_rng(18).standard_normal((3, 3))
     for beta in (0.5, 4.0):
-        f = variant_field("Sinkhorn", beta, Q=Q, K=Q)
+        f = variant_field("Sinkhorn", beta=beta, Q=Q, K=Q)
         cold = Model(beta=beta, Q=Q, K=Q, kernel="sinkhorn", sinkhorn_warm_start=False)
         for _ in range(2):  # the second call is warm-started by the first
             np.testing.assert_allclose(f(X), cold.velocity(X), atol=1e-9)

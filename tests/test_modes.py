@@ -26,7 +26,7 @@ def _dense_line(x, beta, m=200_000):
 @pytest.mark.parametrize("n,beta", [(40, 8.0), (150, 60.0), (300, 400.0)])
 def test_circle_count_and_locations_match_dense_grid(seed, n, beta):
     theta = np.random.default_rng(seed).uniform(0, 2 * np.pi, n)
-    res = circle_modes(theta, beta)
+    res = circle_modes(theta, beta=beta)
     peaks = _dense_circle(theta, beta)
     assert res.converged
     assert res.count == peaks.size == res.locations.size
@@ -39,7 +39,7 @@ def test_circle_count_and_locations_match_dense_grid(seed, n, beta):
 @pytest.mark.parametrize("n,beta", [(60, 10.0), (200, 300.0)])
 def test_line_count_matches_dense_grid(seed, n, beta):
     x = np.random.default_rng(10 + seed).standard_normal(n)
-    res = line_modes(x, beta)
+    res = line_modes(x, beta=beta)
     peaks = _dense_line(x, beta)
     assert res.count == peaks.size
     assert np.max(np.abs(res.locations - peaks)) < 1e-4
@@ -48,9 +48,9 @@ def test_line_count_matches_dense_grid(seed, n, beta):
 def test_two_gaussians_split_at_bandwidth_one():
     # sum of two unit-bandwidth bumps at +-a is bimodal iff a > 1/sqrt(beta)
     x = np.array([-1.0, 1.0])
-    assert line_modes(x, 0.9).count == 1
-    assert line_modes(x, 1.1).count == 2
-    assert np.allclose(line_modes(x, 0.9).locations, [0.0], atol=1e-10)
+    assert line_modes(x, beta=0.9).count == 1
+    assert line_modes(x, beta=1.1).count == 2
+    assert np.allclose(line_modes(x, beta=0.9).locations, [0.0], atol=1e-10)
 
 
 def test_two_points_on_circle_threshold():
@@ -59,29 +59,29 @@ def test_two_points_on_circle_threshold():
     p = 0.3
     b_c = np.cos(p) / np.sin(p) ** 2
     pts = np.array([-p, p])
-    assert circle_modes(pts, 0.95 * b_c).count == 1
-    assert circle_modes(pts, 1.05 * b_c).count == 2
+    assert circle_modes(pts, beta=0.95 * b_c).count == 1
+    assert circle_modes(pts, beta=1.05 * b_c).count == 2
 
 
 def test_no_underflow_between_far_points():
     # e^{-beta/2} underflows float64, yet every isolated point is its own mode
     x = np.array([0.0, 1.0, 2.0, 5.0])
-    assert line_modes(x, 1e4).count == 4
-    assert np.allclose(line_modes(x, 1e4).locations, x, atol=1e-8)
+    assert line_modes(x, beta=1e4).count == 4
+    assert np.allclose(line_modes(x, beta=1e4).locations, x, atol=1e-8)
     th = np.array([0.0, 1.0, 2.0, 4.0])
-    assert circle_modes(th, 1e4).count == 4
+    assert circle_modes(th, beta=1e4).count == 4
 
 
 @pytest.mark.parametrize("k", [3, 7, 12])
 def test_equally_spaced_points_give_k_modes(k):
     th = 2 * np.pi * np.arange(k) / k
-    assert circle_modes(th, 40.0 * k).count == k
+    assert circle_modes(th, beta=40.0 * k).count == k
 
 
 def test_rotation_invariance():
     th = np.random.default_rng(5).uniform(0, 2 * np.pi, 80)
-    a = circle_modes(th, 30.0)
-    b = circle_modes(th + 1.234, 30.0)
+    a = circle_modes(th, beta=30.0)
+    b = circle_modes(th + 1.234, beta=30.0)
     assert a.count == b.count
     shifted = np.sort(np.mod(a.locations + 1.234, 2 * np.pi))
     assert np.allclose(shifted, b.locations, atol=1e-8)
@@ -96,27 +96,28 @@ def test_mean_count_near_rice_formula():
     rice = np.sqrt(np.sum(m**4 * w) / np.sum(m**2 * w))
     rng = np.random.default_rng(7)
     counts = [
-        circle_modes(rng.uniform(0, 2 * np.pi, 1500), beta).count for _ in range(12)
+        circle_modes(rng.uniform(0, 2 * np.pi, 1500), beta=beta).count
+        for _ in range(12)
     ]
     assert abs(np.mean(counts) - rice) < 1.5
 
 
 def test_count_modes_wrapper_and_validation():
-    assert count_modes(np.array([0.0, 3.0]), 10.0, domain="line") == 2
-    assert count_modes(np.array([0.0, 3.0]), 10.0) == 2
+    assert count_modes(np.array([0.0, 3.0]), beta=10.0, domain="line") == 2
+    assert count_modes(np.array([0.0, 3.0]), beta=10.0) == 2
     with pytest.raises(ValueError, match="domain"):
-        count_modes(np.array([0.0]), 1.0, domain="plane")
+        count_modes(np.array([0.0]), beta=1.0, domain="plane")
     with pytest.raises(ValueError, match="beta"):
-        circle_modes(np.array([0.0, 1.0]), 0.0)
+        circle_modes(np.array([0.0, 1.0]), beta=0.0)
     with pytest.raises(ValueError, match="theta"):
-        circle_modes(np.zeros((2, 2)), 1.0)
+        circle_modes(np.zeros((2, 2)), beta=1.0)
     with pytest.raises(ValueError, match="finite"):
-        line_modes(np.array([0.0, np.nan]), 1.0)
+        line_modes(np.array([0.0, np.nan]), beta=1.0)
     with pytest.raises(TypeError, match="x"):
-        line_modes("abc", 1.0)
+        line_modes("abc", beta=1.0)
     with pytest.raises(ValueError, match="non-empty"):
-        line_modes(np.array([]), 1.0)
-    assert line_modes(np.array([2.0, 2.0]), 5.0).count == 1
+        line_modes(np.array([]), beta=1.0)
+    assert line_modes(np.array([2.0, 2.0]), beta=5.0).count == 1
 
 
 def _log_density(x, beta, g):
@@ -160,7 +161,7 @@ def _full_derivative(x, beta, y):
 def test_two_isolated_points_are_their_own_maxima(beta):
     # the maximum of e^{-b(y+1)^2/2} + e^{-b(y-1)^2/2} near -1 is at
     # -1 + 2 e^{-2b} (1 + ...): -1 to rounding for every b here
-    res = line_modes(np.array([-1.0, 1.0]), beta)
+    res = line_modes(np.array([-1.0, 1.0]), beta=beta)
     assert res.count == 2
     assert np.array_equal(res.locations, [-1.0, 1.0])
 
@@ -177,7 +178,7 @@ def test_edge_modes_located_on_random_data(seed):
     x = rng.standard_normal(int(rng.integers(5, 40)))
     edge = 0
     for beta in (5.0, 30.0, 40.0, 45.0, 100.0, 300.0, 1e3, 3e3):
-        res = line_modes(x, beta)
+        res = line_modes(x, beta=beta)
         ref = _maxima_by_golden_section(x, beta)
         assert res.count == ref.size
         assert np.max(np.abs(res.locations - ref)) < 1e-7, (beta, res.locations, ref)

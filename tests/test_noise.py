@@ -32,36 +32,36 @@ def _funk_hecke_quad(ell, beta, d):
 def test_funk_hecke_against_quadrature(d, ell):
     for beta in (0.5, 3.0):
         assert np.isclose(
-            funk_hecke(ell, beta, d), _funk_hecke_quad(ell, beta, d), rtol=1e-8
+            funk_hecke(ell, beta=beta, d=d), _funk_hecke_quad(ell, beta, d), rtol=1e-8
         )
 
 
 def test_threshold_closed_forms_and_limits():
     b = np.array([0.5, 2.0, 8.0])
-    sc = [noise_threshold(x, 3) for x in b]
+    sc = [noise_threshold(beta=x, d=3) for x in b]
     assert np.allclose(sc, (1 / np.tanh(b) - 1 / b) / b)
     for d in (2, 3, 7):
-        assert np.isclose(noise_threshold(1e-8, d), 1 / d, rtol=1e-6)
+        assert np.isclose(noise_threshold(beta=1e-8, d=d), 1 / d, rtol=1e-6)
         # USA at beta -> 0 equals SA (Z -> 1)
         assert np.isclose(
-            noise_threshold(1e-8, d, normalization="usa"), 1 / d, rtol=1e-6
+            noise_threshold(beta=1e-8, d=d, normalization="usa"), 1 / d, rtol=1e-6
         )
     # usa = sa * c_0
     assert np.isclose(
-        noise_threshold(3.0, 4, normalization="usa"),
-        noise_threshold(3.0, 4) * funk_hecke(0, 3.0, 4),
+        noise_threshold(beta=3.0, d=4, normalization="usa"),
+        noise_threshold(beta=3.0, d=4) * funk_hecke(0, beta=3.0, d=4),
     )
     assert np.isclose(gamma(1.5) * 2 / np.sqrt(np.pi), 1.0)
 
 
 def test_degree_one_is_the_last_to_stabilise():
     beta, d = 5.0, 3
-    sc = noise_threshold(beta, d)
+    sc = noise_threshold(beta=beta, d=d)
     ell = np.arange(1, 8)
-    assert np.all(noisy_rates(ell, beta, d, 0.999 * sc)[:1] > 0)
-    assert np.all(noisy_rates(ell, beta, d, 1.001 * sc) < 0)
+    assert np.all(noisy_rates(ell, beta=beta, d=d, sigma=0.999 * sc)[:1] > 0)
+    assert np.all(noisy_rates(ell, beta=beta, d=d, sigma=1.001 * sc) < 0)
     # just below sigma_c only degree one grows
-    assert np.all(noisy_rates(ell[1:], beta, d, 0.999 * sc) < 0)
+    assert np.all(noisy_rates(ell[1:], beta=beta, d=d, sigma=0.999 * sc) < 0)
 
 
 def test_zero_noise_is_euler_with_retraction():
@@ -87,7 +87,7 @@ def test_fluctuations_above_threshold():
     # above sigma_c, n E|mean x|^2 = 1 / (1 - sigma_c / sigma) (linear mode with
     # damping (d-1)(sigma - sigma_c) forced by the independent noises)
     beta, d, n = 4.0, 3, 96
-    sc = noise_threshold(beta, d)
+    sc = noise_threshold(beta=beta, d=d)
     frac = np.repeat([2.0, 4.0], 4)
     X0 = sample_sphere(n, d, rng=3, batch=frac.size)
     T = np.linspace(0, 60, 121)
@@ -115,11 +115,11 @@ def test_validation():
     with pytest.raises(TypeError, match="rng"):
         simulate_noisy(Model(), X0, sigma=0.1, rng=None, t_final=1.0)
     with pytest.raises(ValueError, match="sphere"):
-        simulate_noisy(Model(sphere=False), X0, sigma=0.1, rng=0, t_final=1.0)
+        simulate_noisy(Model(geometry="euclidean"), X0, sigma=0.1, rng=0, t_final=1.0)
     with pytest.raises(ValueError, match="ell"):
-        funk_hecke(-1, 1.0, 3)
+        funk_hecke(-1, beta=1.0, d=3)
     with pytest.raises(ValueError, match="normalization"):
-        noise_threshold(1.0, 3, normalization="x")
+        noise_threshold(beta=1.0, d=3, normalization="x")
 
 
 def _textbook_euler_maruyama(model, X, sigma, rng, times, dt):

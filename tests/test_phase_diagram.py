@@ -18,7 +18,7 @@ TIMES = np.linspace(0.0, 30.0, 31)
 
 
 def _pd(d, **kw):
-    base = dict(samples=24, times=TIMES, dt=0.1, seed=4, progress=False)
+    base = dict(samples=24, times=TIMES, dt=0.1, rng=4, progress=False)
     return phase_diagram(d, **{**base, **kw})
 
 
@@ -68,7 +68,7 @@ def test_grouping_of_betas_gives_identical_arrays():
         np.testing.assert_array_equal(other.stderr, runs[0].stderr)
     # the grouping changes the tasks, never the draws: another seed does differ
     assert not np.array_equal(
-        _pd(64, betas=betas, seed=5).probability, runs[0].probability
+        _pd(64, betas=betas, rng=5).probability, runs[0].probability
     )
 
 
@@ -120,7 +120,7 @@ def test_retirement_needs_the_lemma_conditions():
 
 def test_dask_local_cluster_gives_the_serial_arrays():
     distributed = pytest.importorskip("distributed")
-    kw = dict(betas=[0.5, 3.0, 6.0, 8.5], samples=8, seed=3, betas_per_task=1)
+    kw = dict(betas=[0.5, 3.0, 6.0, 8.5], samples=8, rng=3, betas_per_task=1)
     serial = _pd(16, **kw)
     with (
         distributed.LocalCluster(

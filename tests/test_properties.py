@@ -26,7 +26,7 @@ def test_rotation_equivariance_and_tangency(cfg):
     v = m.velocity(X)
     assert np.all(np.isfinite(v))
     # round-off scales with the size of the unprojected field (e^beta for USA)
-    w = al.Model(beta=beta, normalization=norm, sphere=False).velocity(X)
+    w = al.Model(beta=beta, normalization=norm, geometry="euclidean").velocity(X)
     scale = max(1.0, float(np.max(np.abs(w))))
     # tangent to the sphere at every token
     assert np.max(np.abs(np.sum(v * X, axis=1))) <= 1e-12 * scale

@@ -39,7 +39,7 @@ def test_phase_diagram_accepts_the_new_kinds():
         n=8,
         times=[0.0, 1.0, 2.0],
         qkv="goe_form/wishart",
-        seed=0,
+        rng=0,
         progress=False,
     )
     assert pd.probability.shape == (2, 3)

@@ -58,8 +58,8 @@ def test_model_arguments():
         Model(heads=[(None, None, None)], V=np.eye(2))
     with pytest.raises(ValueError, match="block"):
         Model(block=0)
-    with pytest.raises(TypeError, match="sphere"):
-        Model(sphere="yes")
+    with pytest.raises(TypeError, match="geometry must be"):
+        Model(geometry="yes")
 
 
 def test_states_arguments():
@@ -84,7 +84,7 @@ def test_states_arguments():
     with pytest.raises(ValueError, match="beta must have shape"):
         Model(beta=[1.0, 2.0]).velocity(sample_sphere(5, 3, rng=0, batch=3))
     # R^d models accept any finite points
-    assert Model(sphere=False).velocity(3.0 * X).shape == X.shape
+    assert Model(geometry="euclidean").velocity(3.0 * X).shape == X.shape
 
 
 def test_metric_and_energy_arguments():
@@ -92,12 +92,12 @@ def test_metric_and_energy_arguments():
     with pytest.raises(ValueError, match="delta"):
         al.cluster_count(X, delta=-0.1)
     with pytest.raises(ValueError, match="beta must be > 0"):
-        al.energy(X, 0.0)
+        al.energy(X, beta=0.0)
     with pytest.raises(ValueError, match="unit norm"):
-        al.energy(2 * X, 1.0)
+        al.energy(2 * X, beta=1.0)
     with pytest.raises(ValueError, match="log_energy"):
-        al.energy(X, 1e3)
-    assert np.isfinite(al.log_energy(X, 1e3))
+        al.energy(X, beta=1e3)
+    assert np.isfinite(al.log_energy(X, beta=1e3))
     with pytest.raises(ValueError, match="level"):
         al.equiangular_time_to(1.0, beta=1.0, n=4)
     with pytest.raises(ValueError, match="n must be"):

@@ -33,7 +33,7 @@ def test_widget_redraws_on_every_control():
     w.controls["direction"].value = "descent"
     assert titles(w)[0].startswith("descent")
     w.controls["metric"].value = "sa"
-    assert w.result.metric == "sa"
+    assert w.result.info["metric"] == "sa"
     w.controls["preset"].value = "λ·I on S²"
     assert w.fig._suptitle.get_text() == "λ·I on S²"
     assert w.fig.axes[0].name == "3d"
@@ -43,10 +43,10 @@ def test_widget_redraws_on_every_control():
 def test_widget_energy_matches_library():
     w = extremiser_widget(n=15, steps=50, lam=0.7)
     D = interaction_matrix("diag(1, λ) on S¹", 0.7)
-    assert w.result.energies[-1] == pytest.approx(energy_D(w.result.final, D))
+    assert w.result.info["energies"][-1] == pytest.approx(energy_D(w.result.final, D))
     line = w.fig.axes[1].get_lines()[0]
-    assert np.allclose(line.get_ydata(), w.result.energies)
-    assert np.all(np.diff(w.result.energies) >= -1e-12)  # ascent is monotone
+    assert np.allclose(line.get_ydata(), w.result.info["energies"])
+    assert np.all(np.diff(w.result.info["energies"]) >= -1e-12)  # ascent is monotone
 
 
 def test_widget_at_lambda_zero_draws_without_warnings():
@@ -58,7 +58,9 @@ def test_widget_at_lambda_zero_draws_without_warnings():
         w.controls["lam"].value = 0.0
         w.controls["direction"].value = "descent"
         w.controls["metric"].value = "sa"
-    assert np.array_equal(w.result.energies, np.ones_like(w.result.energies))
+    assert np.array_equal(
+        w.result.info["energies"], np.ones_like(w.result.info["energies"])
+    )
     assert "λ = 0.00" in titles(w)[0]
 
 

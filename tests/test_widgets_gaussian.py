@@ -57,15 +57,17 @@ def test_widget_ellipse_is_the_ode_prediction():
     w = gaussian_widget(n=40, frames=4)
     w.sliders["frame"].value = 3
     sc = cloud_scenario(
-        preset_model(w.sliders["preset"].value, 0),
+        preset_model(w.sliders["preset"].value, rng=0),
         ALPHA0,
         SIGMA0,
         n=40,
-        seed=0,
+        rng=0,
         frames=4,
     )
     line = w.ax.get_lines()[1].get_xydata()  # the 2-sigma ellipse
-    np.testing.assert_allclose(line, ellipse_points(sc.means[3], sc.covariances[3]))
+    np.testing.assert_allclose(
+        line, ellipse_points(sc.info["means"][3], sc.info["covariances"][3])
+    )
 
 
 def test_scenario_stops_before_blowup():
@@ -77,7 +79,7 @@ def test_scenario_stops_before_blowup():
 
 def test_presets_and_bad_name():
     for name in PRESETS:
-        assert preset_model(name, 1).sphere is False
+        assert preset_model(name, rng=1).sphere is False
     with pytest.raises(ValueError, match="name must be one of"):
         preset_model("nope")
     with pytest.raises(ValueError, match="kernel must be one of"):
@@ -91,6 +93,6 @@ def test_animation_and_disc():
     )
     anim = cloud_animation(sc)
     assert jshtml_frames(anim.to_jshtml()) == len(sc.times) == 4
-    ax = plot_disc({"x": [sc.covariances]})
+    ax = plot_disc({"x": [sc.info["covariances"]]})
     xy = ax.get_lines()[2].get_xydata()
     assert np.all(np.hypot(xy[:, 0], xy[:, 1]) <= 1.0 + 1e-12)

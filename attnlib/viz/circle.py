@@ -19,6 +19,8 @@ from ..circle import (
     kuramoto_r,
     order_parameter,
 )
+from .._deprecation import moved_arguments
+from .._validation import fixed_seed
 from ..scenarios import particle_run
 
 __all__ = [
@@ -93,11 +95,16 @@ def particles_figure(times: np.ndarray, states: np.ndarray, title: str = "") -> 
     return fig
 
 
+@moved_arguments("betas n", renamed={"seed": "rng"})
 def particles_beta_animation(
-    betas: Sequence[float], n: int = 64, *, t_final: float = 20.0, seed: int = 0
+    betas: Sequence[float], n: int = 64, *, t_final: float = 20.0, rng: Any = 0
 ) -> FuncAnimation:
-    """Space-time diagrams of SA particles, one frame per ``beta`` (same data)."""
-    runs = [particle_run(b, n, t_final=t_final, n_frames=61, seed=seed) for b in betas]
+    """Space-time diagrams of SA particles, one frame per ``beta`` (the same initial
+    angles, drawn from ``rng``: a seed or a Generator)."""
+    seed = fixed_seed(rng)
+    runs = [
+        particle_run(beta=b, n=n, t_final=t_final, n_frames=61, rng=seed) for b in betas
+    ]
     fig, axes = plt.subplots(
         1, 3, figsize=(9, 3), dpi=72, gridspec_kw={"width_ratios": [1, 1.6, 1.4]}
     )
@@ -132,7 +139,7 @@ def draw_density(
             alpha=0.45,
             label=f"{particles.size} particles",
         )
-    g = np.append(sol.grid, TWO_PI)
+    g = np.append(sol.info["grid"], TWO_PI)
     ax.plot(
         g,
         np.append(sol.states[k], sol.states[k][0]),
@@ -198,7 +205,7 @@ def growth_rates_figure(
     axes = np.atleast_1d(axes)
     k = np.arange(1, kmax + 1)
     for i, b in enumerate(betas):
-        lam = growth_rates(k, b)
+        lam = growth_rates(k, beta=b)
         axes[0].plot(k, lam / lam.max(), "o-", color=f"C{i}", label=f"beta = {b:g}")
         axes[0].axvline(k[np.argmax(lam)], color=f"C{i}", ls=":", lw=1)
     axes[0].set_xlabel("mode k")

@@ -49,10 +49,10 @@ def draw_schemes(
     for name, sol in sols.items():
         t = sol.times[1:]
         c = SCHEME_COLORS.get(name, None)
-        gap = 1 - sol.gamma[1:]
+        gap = 1 - sol.info["gamma"][1:]
         gap = np.where(gap > 1e-11, gap, np.nan)  # below: the solver's tolerance
         ax0.loglog(t, gap, color=c, label=f"{name}-LN")
-        ax1.plot(sol.times, sol.radius, color=c, label=f"{name}-LN")
+        ax1.plot(sol.times, sol.info["radius"], color=c, label=f"{name}-LN")
     t = next(iter(sols.values())).times[1:]
     ax0.loglog(t, 1 / t**2, "k:", lw=1, label=r"$t^{-2}$")
     ax0.set_ylim(1e-12, 2)
@@ -282,7 +282,7 @@ def staircase_figure(results: Mapping[float, Any], levels: Sequence[float]) -> A
         tau = np.sqrt(2 * np.log1p(res.times)) / np.log(beta)
         ax.plot(
             tau,
-            res.energy,
+            res.info["energy"],
             color=plt.get_cmap("viridis")(k / max(1, len(results) - 1)),
             label=rf"$\beta = {beta:g}$",
         )

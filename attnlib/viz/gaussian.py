@@ -63,8 +63,8 @@ def cloud_animation(
         draw_cloud(
             ax,
             sc.states[k],
-            sc.means[k],
-            sc.covariances[k],
+            sc.info["means"][k],
+            sc.info["covariances"][k],
             lim=lim,
             title=f"{title} t = {sc.times[k]:.2f}",
         )

@@ -17,6 +17,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.animation import FuncAnimation
 
+from .._deprecation import moved_arguments
 from .._validation import as_states
 from ..integrate import Trajectory
 from ..scenarios import (
@@ -100,11 +101,12 @@ def plot_snapshots(
     return fig
 
 
+@moved_arguments("X0 beta times")
 def plot_variants(
     X0: np.ndarray,
+    *,
     beta: float,
     times: np.ndarray,
-    *,
     Q: np.ndarray | None = None,
     K: np.ndarray | None = None,
     variants: Sequence[str] = tuple(VARIANTS),
@@ -127,14 +129,14 @@ def plot_variants(
     n = X0.shape[0]
     mats, trajs = {}, {}
     for name in variants:
-        A = variant_model(name, beta, Q=Q, K=K).attention(X0)
+        A = variant_model(name, beta=beta, Q=Q, K=K).attention(X0)
         if name == "USA":
-            A = A * n * np.exp(-usa_clock(beta, Q, K))
+            A = A * n * np.exp(-usa_clock(beta=beta, Q=Q, K=K))
         elif VARIANTS[name]["normalization"] == "usa":
             A = A * n
         mats[name] = A
         trajs[name] = variant_trajectory(
-            name, X0, beta, times, Q=Q, K=K, dt=dt, usa_clock_rescaled=False
+            name, X0, beta=beta, times=times, Q=Q, K=K, dt=dt, usa_clock_rescaled=False
         )
     m = len(variants)
     fig = plt.figure(figsize=(2.3 * m, 5.4))

@@ -18,7 +18,8 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .._validation import check_int, check_real
+from .._deprecation import moved_arguments
+from .._validation import check_int, check_real, fixed_seed
 from ..scenarios import density_run, particle_run
 from ..viz.circle import draw_density, draw_particles
 from ._static import Axis, Explorer, StaticSpec, every, show
@@ -35,16 +36,21 @@ class CircleParticles(Explorer):
     fig : matplotlib.figure.Figure
     """
 
-    def __init__(self, controls, fig, *, t_final: float, seed: int, n_max: int):
+    def __init__(self, controls, fig, *, t_final: float, rng: Any, n_max: int):
         super().__init__(controls, fig)
-        self.t_final, self.seed, self.n_max = t_final, seed, n_max
+        self.t_final, self.n_max = t_final, n_max
+        self.seed = fixed_seed(rng)  # the same initial angles for every key
         self._cache: dict = {}
 
     def run(self) -> tuple[np.ndarray, np.ndarray]:
         key = (float(self.beta.value), int(self.n.value))
         if key not in self._cache:
             self._cache[key] = particle_run(
-                key[0], key[1], t_final=self.t_final, seed=self.seed, n_max=self.n_max
+                beta=key[0],
+                n=key[1],
+                t_final=self.t_final,
+                rng=self.seed,
+                n_max=self.n_max,
             )
         return self._cache[key]
 
@@ -60,17 +66,19 @@ class CircleParticles(Explorer):
         show(self.output, self.fig)
 
 
+@moved_arguments((), renamed={"seed": "rng"})
 def circle_particles(
     *,
     beta: float = 4.0,
     n: int = 64,
     t_final: float = 20.0,
     n_max: int = 256,
-    seed: int = 0,
+    rng: Any = 0,
 ) -> CircleParticles:
     r"""Sliders ``beta`` in [0, 16] and ``n`` in [2, ``n_max``] for SA on the circle.
 
-    Initial angles are the first ``n`` of ``n_max`` uniform draws with ``seed``.
+    Initial angles are the first ``n`` of ``n_max`` uniform draws from ``rng`` (a seed
+    or a Generator).
 
     Examples
     --------
@@ -104,7 +112,7 @@ def circle_particles(
         )
     plt.close(fig)  # shown through the Output widget only, never by a later plt.show()
     w = CircleParticles(
-        {"beta": sl_beta, "n": sl_n}, fig, t_final=t_final, seed=int(seed), n_max=n_max
+        {"beta": sl_beta, "n": sl_n}, fig, t_final=t_final, rng=rng, n_max=n_max
     )
     # without a kernel: beta from 0 to 16 in steps of 1 (n as given)
     return w.start(
@@ -142,11 +150,12 @@ class CircleDensity(Explorer):
         rho0: Any,
         n_particles: int,
         grid_size: int,
-        seed: int,
+        rng: Any,
     ):
         super().__init__(controls, fig)
         self.times, self.rho0, self.n_particles = times, rho0, n_particles
-        self.grid_size, self.seed = grid_size, seed
+        self.grid_size = grid_size
+        self.seed = fixed_seed(rng)  # the same particles for every beta
         self._cache: dict = {}
 
     def solution(self) -> tuple[Any, np.ndarray]:
@@ -154,11 +163,11 @@ class CircleDensity(Explorer):
         if b not in self._cache:
             self._cache[b] = density_run(
                 self.rho0,
-                b,
-                self.times,
+                beta=b,
+                times=self.times,
                 n_particles=self.n_particles,
                 grid_size=self.grid_size,
-                seed=self.seed,
+                rng=self.seed,
             )
         return self._cache[b]
 
@@ -175,6 +184,7 @@ class CircleDensity(Explorer):
         show(self.output, self.fig)
 
 
+@moved_arguments((), renamed={"seed": "rng"})
 def circle_density(
     *,
     beta: float = 6.0,
@@ -182,7 +192,7 @@ def circle_density(
     n_frames: int = 41,
     n_particles: int = 4000,
     grid_size: int = 512,
-    seed: int = 0,
+    rng: Any = 0,
     rho0: Any = None,
 ) -> CircleDensity:
     r"""Sliders ``beta`` in [0.5, 12] and ``time`` in [0, ``t_final``].
@@ -235,7 +245,7 @@ def circle_density(
         rho0=rho0,
         n_particles=n_particles,
         grid_size=check_int(grid_size, "grid_size", low=16),
-        seed=int(seed),
+        rng=rng,
     )
     # without a kernel: six betas, every fourth output time
     return w.start(

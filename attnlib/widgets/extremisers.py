@@ -3,9 +3,13 @@ the final configuration and the energy along the flow."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 
+from .._deprecation import moved_arguments
+from .._validation import fixed_seed
 from ..metrics import cluster_count
 from ..sphere import sample_sphere
 from ..viz.extremisers import plot_circle_configuration, plot_sphere_configuration
@@ -19,11 +23,12 @@ __all__ = ["PRESETS", "interaction_matrix", "extremiser_widget"]
 PRESETS = EXTREMISER_PRESETS
 
 
+@moved_arguments((), renamed={"seed": "rng"})
 def extremiser_widget(
     *,
     n: int = 60,
     steps: int = 400,
-    seed: int = 0,
+    rng: Any = 0,
     lam: float = 0.5,
     preset: str = "diag(1, λ) on S¹",
     direction: str = "ascent",
@@ -60,6 +65,7 @@ def extremiser_widget(
     }
     fig = plt.figure(figsize=figsize, dpi=80)
     plt.close(fig)  # shown through the Output widget only, never as a stray figure
+    seed = fixed_seed(rng)  # the same start in both dimensions, for every preset
     starts = {d: sample_sphere(n, d, rng=seed) for d in (2, 3)}
 
     def redraw(*_):
@@ -87,10 +93,10 @@ def extremiser_widget(
             fontsize=9,
         )
         ax2 = fig.add_subplot(1, 2, 2)
-        ax2.plot(res.times, res.energies)
+        ax2.plot(res.times, res.info["energies"])
         ax2.set_xlabel("time")
         ax2.set_ylabel("$E_D$")
-        ax2.set_title(f"final $E_D$ = {res.energies[-1]:.5f}", fontsize=9)
+        ax2.set_title(f"final $E_D$ = {res.info['energies'][-1]:.5f}", fontsize=9)
         fig.suptitle(name, fontsize=10)
         fig.tight_layout()
         box.result = res

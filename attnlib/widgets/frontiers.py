@@ -70,7 +70,7 @@ class SchemeExplorer(Explorer):
     def solutions(self) -> dict:
         key = (float(self.beta.value), int(self.n.value))
         if key not in self._cache:
-            self._cache[key] = scheme_solutions(*key)
+            self._cache[key] = scheme_solutions(beta=key[0], n=key[1])
         return self._cache[key]
 
     def redraw(self, *_: Any) -> None:
@@ -247,9 +247,9 @@ class TemperatureExplorer(Explorer):
     def runs(self) -> tuple[np.ndarray, np.ndarray]:
         b = float(2.0**self.log2beta.value)
         if "hard" not in self._cache:
-            self._cache["hard"] = temperature_runs(self.Z0, None)
+            self._cache["hard"] = temperature_runs(self.Z0, beta=None)
         if b not in self._cache:
-            self._cache[b] = temperature_runs(self.Z0, b)
+            self._cache[b] = temperature_runs(self.Z0, beta=b)
         return self._cache[b], self._cache["hard"]
 
     def redraw(self, *_: Any) -> None:

@@ -10,6 +10,8 @@ import ipywidgets as W
 import matplotlib.pyplot as plt
 import numpy as np
 
+from .._deprecation import moved_arguments
+from .._validation import check_int
 from ..scenarios import (
     ALPHA0,
     GAUSSIAN_PRESETS,
@@ -28,16 +30,19 @@ __all__ = ["PRESETS", "preset_model", "gaussian_widget"]
 PRESETS = GAUSSIAN_PRESETS
 
 
+@moved_arguments((), renamed={"seed": "rng"})
 def gaussian_widget(
     *,
     preset: str = "blow-up (Q, K of the reference)",
-    seed: int = 0,
+    rng: int = 0,
     kernel: str = "softmax",
     n: int = 300,
     t_max: float = 2.0,
     frames: int = 25,
 ) -> Explorer:
     """Choose (Q, K, V), the attention kernel and a seed; move through time.
+
+    ``rng`` is the initial value of the ``seed`` control (an integer from 0 to 20).
 
     The ``frame`` control moves through the run's frames; beside it a readout gives
     the time of the frame shown (``t = 0.193``), the time of the figure's title (the
@@ -62,6 +67,9 @@ def gaussian_widget(
     w_kernel = W.Dropdown(
         options=list(KERNEL_CHOICES), value=kernel, description="kernel"
     )
+    seed = check_int(rng, "rng", low=0)
+    if seed > 20:
+        raise ValueError(f"rng must be a seed from 0 to 20 (its control), got {seed}")
     w_seed = W.IntSlider(value=seed, min=0, max=20, description="seed")
     w_frame = W.IntSlider(value=frames - 1, min=0, max=frames - 1, description="frame")
     w_time = W.HTML(value="")  # "t = ...": the time of the frame shown
@@ -73,9 +81,9 @@ def gaussian_widget(
         """The run of the current preset, seed and kernel (computed once)."""
         key = (w_preset.value, w_seed.value, w_kernel.value)
         if state.get("key") != key:
-            model = preset_model(key[0], key[1], kernel=key[2])
+            model = preset_model(key[0], rng=key[1], kernel=key[2])
             sc = cloud_scenario(
-                model, ALPHA0, SIGMA0, n=n, seed=key[1], t_max=t_max, frames=frames
+                model, ALPHA0, SIGMA0, n=n, rng=key[1], t_max=t_max, frames=frames
             )
             P = sc.states.reshape(-1, 2)
             lo, hi = np.percentile(P, [0.5, 99.5], axis=0)
@@ -96,12 +104,13 @@ def gaussian_widget(
         k = min(w_frame.value, len(sc.times) - 1)
         w_time.value = time_text(sc.times[k])
         ax.clear()
-        t_star = "" if not np.isfinite(sc.t_star) else f", stop {sc.t_star:.3f}"
+        stop = sc.info["t_star"]
+        t_star = f", stop {stop:.3f}" if np.isfinite(stop) else ""
         draw_cloud(
             ax,
             sc.states[k],
-            sc.means[k],
-            sc.covariances[k],
+            sc.info["means"][k],
+            sc.info["covariances"][k],
             lim=state["lim"],
             title=f"{w_kernel.value}: t = {sc.times[k]:.3f}{t_star}",
         )

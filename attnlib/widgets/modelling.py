@@ -17,7 +17,8 @@ from matplotlib.figure import Figure
 import numpy as np
 from IPython import get_ipython
 
-from .._validation import check_int, check_real
+from .._deprecation import moved_arguments
+from .._validation import check_int, check_real, fixed_seed
 from ..sphere import sample_sphere
 from ..scenarios import VARIANTS, variant_trajectory
 from ..viz.modelling import draw_sphere, token_colors
@@ -40,11 +41,10 @@ class SphereExplorer(Explorer):
         Output times of the stored trajectories.
     """
 
-    def __init__(
-        self, controls, fig, *, rows, times: np.ndarray, seed: int, n_max: int
-    ):
+    def __init__(self, controls, fig, *, rows, times: np.ndarray, rng: Any, n_max: int):
         super().__init__(controls, fig, rows=rows)
-        self.times, self.seed, self.n_max = times, seed, n_max
+        self.times, self.n_max = times, n_max
+        self.seed = fixed_seed(rng)  # one sample of n_max points for every key
         self._cache: dict = {}
         self._artists: dict = {}
 
@@ -53,7 +53,7 @@ class SphereExplorer(Explorer):
         key = (float(self.beta.value), int(self.n.value), str(self.variant.value))
         if key not in self._cache:
             X0 = sample_sphere(self.n_max, 3, rng=self.seed)[: key[1]]
-            traj = variant_trajectory(key[2], X0, key[0], self.times)
+            traj = variant_trajectory(key[2], X0, beta=key[0], times=self.times)
             self._cache[key] = traj.states
         return self._cache[key]
 
@@ -101,6 +101,7 @@ class SphereExplorer(Explorer):
             show(self.output, self.fig)
 
 
+@moved_arguments((), renamed={"seed": "rng"})
 def sphere_explorer(
     *,
     beta: float = 4.0,
@@ -109,7 +110,7 @@ def sphere_explorer(
     t_final: float = 20.0,
     n_frames: int = 41,
     n_max: int = 64,
-    seed: int = 0,
+    rng: Any = 0,
 ) -> SphereExplorer:
     r"""Explore tokens on :math:`S^2` under the attention variants of the chapter.
 
@@ -119,7 +120,8 @@ def sphere_explorer(
         Initial inverse temperature (slider from 0 to 10).
     n : int
         Initial number of tokens (slider from 2 to ``n_max``); the tokens are the
-        first ``n`` of one fixed uniform sample of ``n_max`` points (``seed``).
+        first ``n`` of one fixed uniform sample of ``n_max`` points (drawn from
+        ``rng``, a seed or a Generator).
     variant : str
         A key of :data:`attnlib.scenarios.VARIANTS`.
     t_final : float
@@ -194,7 +196,7 @@ def sphere_explorer(
         fig,
         rows=[["beta", "n"], ["variant", "time"]],
         times=times,
-        seed=int(seed),
+        rng=rng,
         n_max=n_max,
     )
     e._artists.update(ax3=ax3, ax=ax, curve=curve, marker=marker)

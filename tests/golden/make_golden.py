@@ -273,8 +273,8 @@ def simulate_variants():
         "causal_sa": dict(mask="causal", beta=2.0),
         "causal_usa": dict(mask="causal", beta=2.0, normalization="usa"),
         "causal_sigmoid": dict(mask="causal", kernel="sigmoid", beta=1.0),
-        "rd_softmax": dict(beta=0.7, sphere=False, Q=Q, K=K),
-        "rd_usa": dict(beta=0.7, sphere=False, normalization="usa"),
+        "rd_softmax": dict(beta=0.7, geometry="euclidean", Q=Q, K=K),
+        "rd_usa": dict(beta=0.7, geometry="euclidean", normalization="usa"),
     }
     out = {}
     for name, kw in specs.items():
@@ -482,7 +482,7 @@ def phase_diagram_fast():
 
     out = {}
     for name, kw in _PD_FAST_RUNS.items():
-        for k, v in _pd(phase_diagram(progress=False, seed=3, **kw)).items():
+        for k, v in _pd(phase_diagram(progress=False, rng=3, **kw)).items():
             out[f"{name}_{k}"] = v
     return out
 
@@ -493,7 +493,7 @@ def phase_diagram_reference():
 
     out = {}
     for name, kw in _PD_REFERENCE_RUNS.items():
-        pd = phase_diagram(progress=False, seed=3, method="reference", **kw)
+        pd = phase_diagram(progress=False, rng=3, method="reference", **kw)
         for k, v in _pd(pd).items():
             out[f"{name}_{k}"] = v
     return out
@@ -522,11 +522,11 @@ def energies():
     w = g.uniform(0.1, 1.0, 9)
     w /= w.sum()
     return {
-        "energy": np.array(energy(X, 2.0)),
-        "energy_b": energy(Xb, np.array([0.5, 1.0, 2.0])),
-        "log_energy": np.array(log_energy(X, 500.0)),
-        "energy_gradient": energy_gradient(X, 2.0),
-        "energy_gradient_b": energy_gradient(Xb, np.array([0.5, 1.0, 2.0])),
+        "energy": np.array(energy(X, beta=2.0)),
+        "energy_b": energy(Xb, beta=np.array([0.5, 1.0, 2.0])),
+        "log_energy": np.array(log_energy(X, beta=500.0)),
+        "energy_gradient": energy_gradient(X, beta=2.0),
+        "energy_gradient_b": energy_gradient(Xb, beta=np.array([0.5, 1.0, 2.0])),
         "energy_D": np.array(energy_D(X, D)),
         "energy_D_w": np.array(energy_D(X, D, weights=w)),
         "energy_D_log": np.array(energy_D(X, 800 * D, log=True)),
@@ -570,13 +570,13 @@ def energy_flows():
         r = energy_flow(X, D, **kw)
         out[f"{name}_final"] = r.final
         # .steps before the results shared the names .step_indices and .n_steps
-        out[f"{name}_steps"] = getattr(r, "step_indices", None)
+        out[f"{name}_steps"] = r.info.get("step_indices")
         if out[f"{name}_steps"] is None:
             out[f"{name}_steps"] = r.steps
-        out[f"{name}_energies"] = r.energies
+        out[f"{name}_energies"] = r.info["energies"]
         out[f"{name}_times"] = r.times
-        out[f"{name}_tau"] = r.tau
-        out[f"{name}_rejected"] = np.array(r.n_rejected)
+        out[f"{name}_tau"] = r.info["tau"]
+        out[f"{name}_rejected"] = np.array(r.info["n_rejected"])
     return out
 
 
@@ -611,13 +611,13 @@ def mirror_descent():
 def _gauss(tr):
     return {
         "times": tr.times,
-        "means": tr.means,
-        "covariances": tr.covariances,
-        "blowup": np.array(tr.blowup),
-        "blowup_time": np.array(tr.blowup_time),
-        "t_stop": np.array(tr.t_stop),
-        "final_mean": tr.final_mean,
-        "final_covariance": tr.final_covariance,
+        "means": tr.info["means"],
+        "covariances": tr.info["covariances"],
+        "blowup": np.array(tr.info["blowup"]),
+        "blowup_time": np.array(tr.info["blowup_time"]),
+        "t_stop": np.array(tr.info["t_stop"]),
+        "final_mean": tr.info["final_mean"],
+        "final_covariance": tr.info["final_covariance"],
         "n_steps": np.array(tr.n_steps),
     }
 
@@ -638,11 +638,11 @@ def gaussian_runs():
     a0 = np.array([0.2, -0.1])
     V = np.array([[0.5, 0.2], [-0.3, 0.8]])
     models = {
-        "softmax": Model(beta=1 / np.sqrt(2), Q=Q, K=K, sphere=False),
-        "softmax_v": Model(beta=0.5, Q=Q, K=K, V=V, sphere=False),
-        "l2": Model(beta=0.8, Q=Q, K=K, kernel="l2", sphere=False),
-        "sinkhorn": Model(beta=0.6, Q=Q, K=Q, kernel="sinkhorn", sphere=False),
-        "heads": Model(beta=0.4, heads=[(Q, K, None), (K, Q, V)], sphere=False),
+        "softmax": Model(beta=1 / np.sqrt(2), Q=Q, K=K, geometry="euclidean"),
+        "softmax_v": Model(beta=0.5, Q=Q, K=K, V=V, geometry="euclidean"),
+        "l2": Model(beta=0.8, Q=Q, K=K, kernel="l2", geometry="euclidean"),
+        "sinkhorn": Model(beta=0.6, Q=Q, K=Q, kernel="sinkhorn", geometry="euclidean"),
+        "heads": Model(beta=0.4, heads=[(Q, K, None), (K, Q, V)], geometry="euclidean"),
     }
     out = {}
     for name, m in models.items():
@@ -676,7 +676,7 @@ def circle_runs():
     for norm in ("usa", "sa"):
         for method in ("fourier", "direct"):
             out[f"v_{norm}_{method}"] = angle_velocity(
-                th, 4.0, normalization=norm, method=method
+                th, beta=4.0, normalization=norm, method=method
             )
         m = CircleModel(beta=4.0, normalization=norm, method="fourier")
         tr = simulate_angles(
@@ -695,7 +695,7 @@ def circle_runs():
         Kuramoto(w, np.array([0.5, 2.0])), thb, times=[0.0, 2.0], method="euler"
     )
     out["kuramoto_final"] = tr.final
-    out["torus_energy"] = np.array(torus_energy(th, 3.0))
+    out["torus_energy"] = np.array(torus_energy(th, beta=3.0))
     return out
 
 
@@ -707,7 +707,7 @@ def mean_field_runs():
     for norm in ("usa", "sa"):
         sol = mean_field(
             lambda t: (1 + 0.05 * np.cos(3 * t) + 0.02 * np.sin(t)) / (2 * np.pi),
-            2.0,
+            beta=2.0,
             times=[0.0, 0.3, 1.0],
             normalization=norm,
             grid_size=64,
@@ -716,8 +716,8 @@ def mean_field_runs():
         out[f"{norm}_densities"] = getattr(sol, "states", None)
         if out[f"{norm}_densities"] is None:
             out[f"{norm}_densities"] = sol.densities
-        out[f"{norm}_mass"] = sol.mass
-        out[f"{norm}_resolution"] = sol.resolution
+        out[f"{norm}_mass"] = sol.info["mass"]
+        out[f"{norm}_resolution"] = sol.info["resolution"]
         out[f"{norm}_steps"] = np.array(sol.n_steps)
     return out
 
