@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 from ._lazy import special
+from ._validation import log_max
 
-__all__ = ["ive"]
+__all__ = ["ive", "equiangular_rate", "spectral_norm"]
 
 # the expansion is used where nu^2 / (2 x) is below this (terms then fall below
 # 1e-16 after a few)
@@ -78,3 +79,27 @@ def ive(v: Any, x: Any) -> np.ndarray:
             )
         out[bad] = _ive_large(vb, xb)
     return out.reshape(v.shape)
+
+
+def equiangular_rate(g: Any, beta: float, n: int, normalization: str) -> Any:
+    """:func:`attnlib.equiangular_rhs` on checked arguments: the integrators of the
+    equiangular ODE (:mod:`attnlib.equiangular`, :mod:`attnlib.normalisation`) call it
+    once per evaluation (the quadrature of ``equiangular_time_to`` some 500 times)."""
+    core = 2.0 * (1.0 - g) * ((n - 1) * g + 1.0)
+    if normalization == "sa":
+        w = np.exp(-beta * (1.0 - g))
+        return core * w / (1.0 + (n - 1) * w)
+    top = beta * float(np.max(g, initial=0.0))
+    if top > log_max(np.float64):
+        raise ValueError(
+            f"the USA equiangular rate carries e^(beta gamma) = e^{top:.1f}, beyond "
+            f"the float64 range (e^{log_max(np.float64):.1f}); use "
+            "normalization='sa' or a smaller beta"
+        )
+    return core * np.exp(beta * g) / n
+
+
+def spectral_norm(D: np.ndarray) -> np.ndarray:
+    """Spectral norm of the symmetric ``D`` (per member): a bound of <x, D y> on the
+    sphere, by which the energies of ``D`` are shifted."""
+    return np.max(np.abs(np.linalg.eigvalsh(D)), axis=-1)

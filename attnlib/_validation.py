@@ -20,6 +20,8 @@ __all__ = [
     "as_angles",
     "as_matrix",
     "as_beta",
+    "as_circle_beta",
+    "as_weights",
     "as_member_param",
     "as_heads",
     "Head",
@@ -265,7 +267,7 @@ class Head(NamedTuple):
     psd: bool  # Q^T K symmetric positive semi-definite (or the identity)
 
 
-def _head(q, k, v, psd: bool) -> Head:
+def make_head(q, k, v, psd: bool) -> Head:
     """Cache ``Q^T K`` and, if ``psd``, its symmetric PSD test (one ``eigvalsh``)."""
     if q is None and k is None:
         return Head(q, k, v, None, None, True)
@@ -356,7 +358,8 @@ def as_heads(
             f"Q, K, V have inconsistent token dimensions d: {sorted(d_seen)}"
             + (f" (the tokens have d={d})" if d is not None else "")
         )
-    return tuple(_head(*m, psd) for m in checked), (d_seen.pop() if d_seen else None)
+    heads = tuple(make_head(*m, psd) for m in checked)
+    return heads, (d_seen.pop() if d_seen else None)
 
 
 def check_int(x: Any, name: str, *, low: int = 0) -> int:
@@ -421,6 +424,44 @@ def fixed_seed(rng: Any, name: str = "rng") -> int:
         f"{name} must be a numpy.random.Generator or an integer seed, "
         f"got {_describe(rng)}"
     )
+
+
+#: What to do when e^beta leaves the float range under USA.
+USA_HINT = "use normalization='sa' or a smaller beta"
+
+
+def as_circle_beta(beta: Any, normalization: str) -> float:
+    """``beta >= 0``; for USA on the circle at most ``log_max`` (the field carries
+    ``e^beta``)."""
+    beta = check_real(beta, "beta", low=0.0)
+    if normalization == "usa" and beta > log_max(np.float64):
+        raise ValueError(
+            f"beta must be <= {log_max(np.float64):.2f} for USA (the field carries "
+            f"e^beta, beyond the float64 range), got {beta}; use normalization='sa'"
+        )
+    return beta
+
+
+def as_weights(weights, n: int, batch: int | None, dtype) -> np.ndarray:
+    """Probability weights of shape (n,) or (B, n); ``None`` gives ``1/n``."""
+    if weights is None:
+        shape = (n,) if batch is None else (batch, n)
+        return np.full(shape, 1.0 / n, dtype=dtype)
+    w = as_numeric(weights, "weights").astype(np.float64)
+    ok = w.shape == (n,) or (batch is not None and w.shape == (batch, n))
+    if not ok:
+        want = f"({n},)" if batch is None else f"({n},) or ({batch}, {n})"
+        raise ValueError(
+            f"weights must have shape {want} (one per token of X), got shape {w.shape}"
+        )
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("weights must be finite and >= 0")
+    s = w.sum(axis=-1)
+    if np.any(np.abs(s - 1.0) > 1e-8):
+        raise ValueError(f"weights must sum to 1 (a probability measure), got sums {s}")
+    if batch is not None and w.ndim == 1:
+        w = np.broadcast_to(w, (batch, n))
+    return w.astype(dtype, copy=False)
 
 
 def spawn_seeds(rng: Any, k: int, name: str = "rng") -> list[np.random.SeedSequence]:

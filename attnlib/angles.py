@@ -59,14 +59,15 @@ from ._stepping import (
 )
 from ._validation import (
     NORMALIZATIONS,
+    USA_HINT,
     as_angles,
+    as_circle_beta,
     as_states,
     check_bool,
     check_choice,
     check_int,
     check_real,
     exp_scale,
-    log_max,
 )
 from .integrate import Trajectory
 
@@ -83,23 +84,11 @@ __all__ = [
 
 TWO_PI = 2.0 * np.pi
 _METHODS = ("auto", "fourier", "direct")
-_USA_HINT = "use normalization='sa' or a smaller beta"
 _CHUNK = 4096  # particles per chunk in the Fourier evaluation (cache sized)
 _DIRECT_ENTRIES = 1 << 21  # largest (rows x n) tile of the direct evaluation (16 MB)
 
 
 # --------------------------------------------------------------------- validation
-def _beta(beta: Any, normalization: str) -> float:
-    """``beta >= 0``; for USA at most ``log_max`` (the field carries ``e^beta``)."""
-    beta = check_real(beta, "beta", low=0.0)
-    if normalization == "usa" and beta > log_max(np.float64):
-        raise ValueError(
-            f"beta must be <= {log_max(np.float64):.2f} for USA (the field carries "
-            f"e^beta, beyond the float64 range), got {beta}; use normalization='sa'"
-        )
-    return beta
-
-
 # ----------------------------------------------------------------- coordinates
 def to_angles(X: Any) -> np.ndarray:
     r"""Angles :math:`\theta_i = \operatorname{atan2}(x_{i,2}, x_{i,1})` of points.
@@ -303,7 +292,7 @@ def _usa_scale(num: np.ndarray, beta: float, n: int) -> np.ndarray:
         num,
         beta - np.log(n),
         what="the USA velocity on the circle",
-        hint=_USA_HINT,
+        hint=USA_HINT,
     )
 
 
@@ -517,7 +506,7 @@ def angle_velocity(
     check_choice(normalization, "normalization", NORMALIZATIONS)
     check_choice(method, "method", _METHODS)
     theta = as_angles(theta).astype(np.float64, copy=False)
-    beta = _beta(beta, normalization)
+    beta = as_circle_beta(beta, normalization)
     block = check_int(block, "block", low=1)
     rtol = _rtol(rtol)
     if method == "direct":
@@ -572,7 +561,7 @@ class CircleModel:
     def __post_init__(self) -> None:
         check_choice(self.normalization, "normalization", NORMALIZATIONS)
         check_choice(self.method, "method", _METHODS)
-        object.__setattr__(self, "beta", _beta(self.beta, self.normalization))
+        object.__setattr__(self, "beta", as_circle_beta(self.beta, self.normalization))
         check_real(self.tol, "tol", low=0.0, strict_low=True)
         object.__setattr__(self, "rtol", _rtol(self.rtol))
         # the direct method needs no modes (and works for any beta)

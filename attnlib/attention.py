@@ -62,7 +62,7 @@ from .geometry import as_geometry
 from ._validation import (
     NORMALIZATIONS,
     Head,
-    _head as _make_head,
+    make_head as _make_head,
     as_beta,
     as_heads,
     as_matrix,

@@ -26,7 +26,9 @@ import numpy as np
 
 from . import _kernel as kern
 from ._deprecation import moved_arguments
+from ._special import spectral_norm
 from ._validation import (
+    as_weights,
     as_beta,
     check_bool,
     check_int,
@@ -204,45 +206,18 @@ def as_interaction(D, d: int, batch: int | None = None, name: str = "D") -> np.n
     return arr
 
 
-def _weights(weights, n: int, batch: int | None, dtype) -> np.ndarray:
-    """Probability weights of shape (n,) or (B, n); ``None`` gives ``1/n``."""
-    if weights is None:
-        shape = (n,) if batch is None else (batch, n)
-        return np.full(shape, 1.0 / n, dtype=dtype)
-    w = as_numeric(weights, "weights").astype(np.float64)
-    ok = w.shape == (n,) or (batch is not None and w.shape == (batch, n))
-    if not ok:
-        want = f"({n},)" if batch is None else f"({n},) or ({batch}, {n})"
-        raise ValueError(
-            f"weights must have shape {want} (one per token of X), got shape {w.shape}"
-        )
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError("weights must be finite and >= 0")
-    s = w.sum(axis=-1)
-    if np.any(np.abs(s - 1.0) > 1e-8):
-        raise ValueError(f"weights must sum to 1 (a probability measure), got sums {s}")
-    if batch is not None and w.ndim == 1:
-        w = np.broadcast_to(w, (batch, n))
-    return w.astype(dtype, copy=False)
-
-
 def _prepare_D(X, D, weights):
     X = as_states(X, "X")
     check_unit_norm(X, "X")
     batch = X.shape[0] if X.ndim == 3 else None
     D = as_interaction(D, X.shape[-1], batch)
-    w = _weights(weights, X.shape[-2], batch, X.dtype)
+    w = as_weights(weights, X.shape[-2], batch, X.dtype)
     return X, D, w
-
-
-def _spectral_shift(D: np.ndarray) -> np.ndarray:
-    """Spectral norm of ``D`` (per member): a bound of <x, D y> on the sphere."""
-    return np.max(np.abs(np.linalg.eigvalsh(D)), axis=-1)
 
 
 def _kernel_D(X, D):
     """Shifted kernel ``exp(<x_i, D x_j> - s)``, shift ``s = ||D||_2``, and ``s``."""
-    s = _spectral_shift(D)
+    s = spectral_norm(D)
     L = kern.logits(X, 1.0, D.astype(X.dtype))
     W, _ = kern.attention_weights(L, "usa", shift=np.asarray(s, dtype=X.dtype))
     return W, s
@@ -343,7 +318,7 @@ def energy_D_field(
         :math:`e^{\|D\|_2}`: about 710 in float64, 89 in float32).
     """
     X, D, w = _prepare_D(X, D, weights)
-    s = _spectral_shift(D)
+    s = spectral_norm(D)
     return kern.measure_field(
         X,
         X,

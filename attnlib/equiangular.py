@@ -25,9 +25,9 @@ from ._validation import (
     check_int,
     check_real,
     check_steps,
-    log_max,
 )
 from . import _kernel
+from ._special import equiangular_rate
 from ._lazy import integrate
 from ._stepping import output_times
 
@@ -99,29 +99,12 @@ def equiangular_rhs(gamma, *, beta: float, n: int, normalization: str = "sa"):
         raise ValueError("gamma must be finite (found NaN or inf)")
     if np.any(np.abs(g) > 1.0):
         raise ValueError("gamma must lie in [-1, 1] (an inner product of unit tokens)")
-    return _rate(g, beta, n, normalization)
+    return equiangular_rate(g, beta, n, normalization)
 
 
 def _checked(beta: Any, n: Any, normalization: Any) -> tuple[float, int]:
     check_choice(normalization, "normalization", NORMALIZATIONS)
     return check_real(beta, "beta", low=0.0), check_int(n, "n", low=1)
-
-
-def _rate(g: Any, beta: float, n: int, normalization: str) -> Any:
-    """:func:`equiangular_rhs` on checked arguments: the integrators call it once per
-    evaluation (the quadrature of :func:`equiangular_time_to` some 500 times)."""
-    core = 2.0 * (1.0 - g) * ((n - 1) * g + 1.0)
-    if normalization == "sa":
-        w = np.exp(-beta * (1.0 - g))
-        return core * w / (1.0 + (n - 1) * w)
-    top = beta * float(np.max(g, initial=0.0))
-    if top > log_max(np.float64):
-        raise ValueError(
-            f"the USA equiangular rate carries e^(beta gamma) = e^{top:.1f}, beyond "
-            f"the float64 range (e^{log_max(np.float64):.1f}); use "
-            "normalization='sa' or a smaller beta"
-        )
-    return core * np.exp(beta * g) / n
 
 
 def equiangular_gamma(
@@ -169,7 +152,7 @@ def equiangular_gamma(
     gamma0 = check_real(gamma0, "gamma0", low=-1.0, high=1.0)
     max_steps = check_int(max_steps, "max_steps", low=1)
     beta, n = _checked(beta, n, normalization)
-    _rate(gamma0, beta, n, normalization)  # the USA rate's range at gamma0
+    equiangular_rate(gamma0, beta, n, normalization)  # the USA rate's range at gamma0
     n_eval = 0
 
     def rhs(_t, g):
@@ -184,7 +167,7 @@ def equiangular_gamma(
             + ("normalization='sa' or " if normalization == "usa" else "")
             + "a smaller beta",
         )
-        return _rate(g, beta, n, normalization)
+        return equiangular_rate(g, beta, n, normalization)
 
     if t[-1] == 0.0:  # every output time is the initial one
         return np.full(t.shape, gamma0)
@@ -229,7 +212,7 @@ def _time_to(level: float, beta: float, n: int, normalization: str) -> float:
     with np.errstate(divide="ignore", over="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", integrate.IntegrationWarning)
         val, _ = integrate.quad(
-            lambda g: 1.0 / _rate(g, beta, n, normalization),
+            lambda g: 1.0 / equiangular_rate(g, beta, n, normalization),
             0.0,
             level,
             epsabs=1e-13,

@@ -41,12 +41,13 @@ import numpy as np
 from . import _kernel as kern
 from ._deprecation import moved_arguments, warn_moved
 from ._lazy import optimize, special
-from ._special import ive
+from ._special import ive, spectral_norm
 from ._results import Trajectory, trajectory
 from ._control import Backtracking
 from ._stepping import drive
 from ._stepping import MAX_STEPS
 from ._validation import (
+    as_weights,
     as_member_param,
     as_states,
     check_bool,
@@ -61,7 +62,7 @@ from ._validation import (
     exp_of_log,
     log_max,
 )
-from .energy import _spectral_shift, _weights, as_interaction
+from .energy import as_interaction
 from .sphere import sample_sphere
 
 __all__ = [
@@ -224,7 +225,7 @@ def energy_flow(
     progress = check_bool(progress, "progress")
     sign = 1.0 if direction == "ascent" else -1.0
 
-    s = _spectral_shift(D).astype(X.dtype)  # ||D||_2 per member
+    s = spectral_norm(D).astype(X.dtype)  # ||D||_2 per member
     norm = np.maximum(s, np.finfo(X.dtype).tiny)
     # energies are float64 and <= e^{||D||}; the Wasserstein field, in the dtype of
     # X, is <= e^{||D||} ||D||, which is 0 for D = 0 (then E_D = 1 and nothing moves)
@@ -469,9 +470,9 @@ def density_mirror_descent(
     steps = check_int(steps, "steps", low=0)
     eta = check_real(eta, "eta", low=0.0, strict_low=True)
     check_choice(direction, "direction", DIRECTIONS)
-    w = _weights(w0, mm, None, np.float64).copy()
+    w = as_weights(w0, mm, None, np.float64).copy()
     sgn = -1.0 if direction == "descent" else 1.0
-    s = float(_spectral_shift(D))
+    s = float(spectral_norm(D))
     # shifted kernel e^{<y_k, D y_l> - s}: E = e^s w^T Ks w
     Ks, _ = kern.attention_weights(kern.logits(points, 1.0, D), "usa", shift=s)
     q = np.empty(steps + 1)  # shifted energies w^T Ks w (> 0)

@@ -22,7 +22,9 @@ from ._results import Trajectory, trajectory
 from ._stepping import MAX_STEPS, drive, output_times, planned_steps, rk_step
 from ._validation import (
     NORMALIZATIONS,
+    USA_HINT,
     as_angles,
+    as_circle_beta,
     as_numeric,
     check_bool,
     check_choice,
@@ -32,7 +34,7 @@ from ._validation import (
     check_steps,
     exp_scale,
 )
-from .angles import TWO_PI, _USA_HINT, _beta, bessel_modes, kernel_coefficients
+from .angles import TWO_PI, bessel_modes, kernel_coefficients
 
 __all__ = [
     "growth_rates",
@@ -66,7 +68,7 @@ def growth_rates(k: Any, *, beta: float, normalization: str = "usa") -> np.ndarr
     [0.5, 0.0]
     """
     check_choice(normalization, "normalization", NORMALIZATIONS)
-    beta = _beta(beta, normalization)
+    beta = as_circle_beta(beta, normalization)
     k = np.asarray(k)
     if not np.issubdtype(k.dtype, np.integer) or np.any(k < 0):
         raise ValueError(f"k must be non-negative integers, got {k!r}")
@@ -76,7 +78,7 @@ def growth_rates(k: Any, *, beta: float, normalization: str = "usa") -> np.ndarr
     else:
         lam = kf * kf * ive(kf, beta) / beta  # scaled by e^{-beta}
         if normalization == "usa":
-            lam = exp_scale(lam, beta, what="a USA growth rate", hint=_USA_HINT)
+            lam = exp_scale(lam, beta, what="a USA growth rate", hint=USA_HINT)
         else:
             lam = lam / ive(0, beta)
     return lam
@@ -133,7 +135,7 @@ def spaced_state_eigenvalues(
     """
     n = check_int(n, "n", low=1)
     check_choice(normalization, "normalization", NORMALIZATIONS)
-    beta = _beta(beta, normalization)
+    beta = as_circle_beta(beta, normalization)
     phi = TWO_PI * np.arange(n) / n
     # f'(phi) e^{-beta} = e^{beta (cos - 1)} (cos - beta sin^2)
     fp = np.exp(beta * (np.cos(phi) - 1.0)) * (np.cos(phi) - beta * np.sin(phi) ** 2)
@@ -141,7 +143,7 @@ def spaced_state_eigenvalues(
     C = np.cos(np.outer(m, phi)) - 1.0
     mu = C @ fp
     if normalization == "usa":
-        return exp_scale(mu, beta - np.log(n), what="a USA eigenvalue", hint=_USA_HINT)
+        return exp_scale(mu, beta - np.log(n), what="a USA eigenvalue", hint=USA_HINT)
     return mu / np.sum(np.exp(beta * (np.cos(phi) - 1.0)))
 
 
@@ -231,7 +233,7 @@ def mean_field(
     True
     """
     check_choice(normalization, "normalization", NORMALIZATIONS)
-    beta = _beta(beta, normalization)
+    beta = as_circle_beta(beta, normalization)
     M = check_int(grid_size, "grid_size", low=16)
     if M % 2:
         raise ValueError(f"grid_size must be even, got {M}")
@@ -287,7 +289,7 @@ def mean_field(
             return -num / np.fft.ifft(TWO_PI * ghat * rhat).real
         v = -scale * num
         if not np.all(np.isfinite(v)):  # raise the overflow error with its message
-            exp_scale(num, beta, what="the USA mean-field velocity", hint=_USA_HINT)
+            exp_scale(num, beta, what="the USA mean-field velocity", hint=USA_HINT)
         return v
 
     def rhs(rhat):

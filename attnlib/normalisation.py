@@ -67,7 +67,7 @@ from ._validation import (
     log_max,
 )
 from .attention import Model
-from .equiangular import _rate
+from ._special import equiangular_rate
 from ._stepping import output_times
 from .integrate import Trajectory
 from ._results import trajectory
@@ -272,7 +272,8 @@ def equiangular_scheme_rhs(
 def _scheme_rhs(g, r, beta, n, scheme, normalization):
     """:func:`equiangular_scheme_rhs` on checked arguments (the ODE's field)."""
     a, b = _weights(g, beta, n, normalization)
-    flow = _rate(g, beta, n, normalization)  # the equiangular rate: 2 b (1-g)(1+(n-1)g)
+    # the equiangular rate: 2 b (1-g)(1+(n-1)g)
+    flow = equiangular_rate(g, beta, n, normalization)
     if scheme == "post":
         return flow, np.zeros_like(flow), np.ones_like(flow)
     if scheme == "pre":

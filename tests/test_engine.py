@@ -547,6 +547,32 @@ def test_imports_are_layered_and_acyclic():
     # strictly decreasing layers along every import: no cycle is possible
 
 
+def private_imports(source: str) -> list[str]:
+    """Names with a leading underscore imported from another module of the package
+    (a private module itself, ``from . import _kernel``, is fine: its names are its
+    interface to the rest of the package)."""
+    out = []
+    for n in ast.walk(ast.parse(source)):
+        if isinstance(n, ast.ImportFrom) and n.level > 0:
+            out += [
+                a.name
+                for a in n.names
+                if a.name.startswith("_") and not a.name.endswith("__") and n.module
+            ]
+    return out
+
+
+def test_no_private_name_is_imported_across_modules():
+    found = {
+        str(p.relative_to(ROOT)): private_imports(p.read_text())
+        for p in sorted((ROOT / "attnlib").rglob("*.py"))
+        if "nets" not in p.parts  # the trained networks' package is its own
+    }
+    assert not {k: v for k, v in found.items() if v}
+    assert private_imports("from .energy import _weights, energy") == ["_weights"]
+    assert private_imports("from . import _kernel as kern") == []
+
+
 @pytest.mark.parametrize(
     "module",
     [
