@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 import unicodedata
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -34,9 +35,13 @@ import sympy as sp
 from tests.assignments import attack_notebook, builds, code_cell
 from tests.assignments.attacks import ATTACKS, disguised
 from tests.assignments.honest import HONEST, honest_notebook
+from gradebox import grade as cwgrade
+from gradebox import masters, sandbox, scan, tester, wire
+from gradebox.common import configure
 from tools.coursework import build as cwbuild
-from tools.coursework import common, masters, sandbox, scan, tester, wire
-from tools.coursework import grade as cwgrade
+from tools.coursework import common
+from tools.coursework import grade as bookgrade
+from tools.coursework.masters import master_paths
 
 ROOT = common.ROOT
 SLUG = "a1_modelling"
@@ -55,6 +60,16 @@ SLOW_MARKS = [
     pytest.mark.skipif(SLUG not in builds.SLUGS, reason="COURSEWORK_ONLY"),
     pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed"),
 ]
+
+
+@pytest.fixture(autouse=True)
+def book_settings():
+    """The book's settings of the grader (attnlib under test, the book's install
+    cell exempt) for the pieces of the grader that the tests run in this process;
+    the grading runs set them themselves."""
+    previous = configure(common.grading_settings())
+    yield
+    configure(previous)
 
 
 def slow(func):
@@ -199,7 +214,7 @@ def attacked(a1, tmp_path_factory) -> dict:
     malformed = _malformed(folder, solution, student)
     # the victim's feedback of an earlier run, which an attack tries to rewrite
     (out / "feedback").mkdir(parents=True)
-    grades = cwgrade.grade(
+    grades = bookgrade.grade(
         SLUG, folder, build_root=a1, out=out, jobs=2, limits=ATTACK_LIMITS
     )
     time.sleep(5)  # longer than the delayed writers of the attacks wait
@@ -236,7 +251,7 @@ def test_attack(attacked, attack):
     # nothing outside the submission's folder, no hidden test in its feedback
     assert not attacked["sentinel"].exists()
     assert not (Path.home() / f"{MARK}.txt").exists()
-    secret = masters.secrets(masters.parse_master(masters.master_paths()[SLUG]))
+    secret = masters.secrets(masters.parse_master(master_paths()[SLUG]))
     for line in secret["hidden"] + secret["solution"]:
         assert line not in feedback, line
 
@@ -301,7 +316,7 @@ def test_regrading_keeps_the_hand_graded_column_and_earlier_results(attacked, ca
     # one student hands in a corrected notebook; nothing else changed
     (folder / "no_code.ipynb").write_bytes((folder / "victim.ipynb").read_bytes())
     capsys.readouterr()
-    grades = cwgrade.grade(
+    grades = bookgrade.grade(
         SLUG,
         folder,
         build_root=attacked["build"],
@@ -419,7 +434,7 @@ def test_interrupted_run_stops_fast_and_resumes(a1, tmp_path):
     proc = _start(cmd)
     # a second run of the same assignment refuses while the first one runs
     with pytest.raises(common.CourseworkError, match="another grading"):
-        cwgrade.grade(SLUG, folder, build_root=a1, out=out, limits=LIMITS)
+        bookgrade.grade(SLUG, folder, build_root=a1, out=out, limits=LIMITS)
     start = time.monotonic()
     proc.send_signal(signal.SIGINT)
     _wait_or_show_where(proc, 90)
@@ -441,7 +456,9 @@ def test_interrupted_run_stops_fast_and_resumes(a1, tmp_path):
     assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
     state = json.loads((out / ".state.json").read_text())
     assert first < len(state["results"]) < 5  # what it graded was saved at once
-    grades = cwgrade.grade(SLUG, folder, build_root=a1, out=out, jobs=2, limits=LIMITS)
+    grades = bookgrade.grade(
+        SLUG, folder, build_root=a1, out=out, jobs=2, limits=LIMITS
+    )
     assert sorted(g.student for g in grades) == [f"s{i}" for i in range(5)]
     assert all(g.total == 18 for g in grades)
     rows = list(csv.DictReader((out / "gradebook.csv").open()))
@@ -452,7 +469,7 @@ def _recipe_master() -> str:
     """Assignment 1's master with a question added as the guide's recipe says: a
     copy of Question 3 renamed ``q4_two_steps`` (2 points), its solution, EXPECTED
     values and tests; the later questions renamed."""
-    text = masters.master_paths()[SLUG].read_text()
+    text = master_paths()[SLUG].read_text()
     start = text.index("```{raw-cell}\n# BEGIN QUESTION\nname: q3_euler_step")
     end = text.index("# END QUESTION\n```", start) + len("# END QUESTION\n```")
     block = text[start:end]
@@ -837,7 +854,7 @@ def test_the_tester_runs_within_its_memory_and_its_sandboxes_get_theirs():
     code = (
         "import resource, subprocess, sys\n"
         "import numpy as np\n"
-        "from tools.coursework import tester\n"
+        "from gradebox import tester\n"
         "tester.limit_memory(1024)\n"
         "try:\n"
         "    np.ones(2 * 2**30 // 8)\n"
@@ -951,15 +968,16 @@ def test_scan_flags_what_a_human_should_read():
 
 def test_the_books_install_cell_is_not_a_finding(monkeypatch):
     """The install cell the book writes at the top of its notebooks uses
-    importlib, subprocess and urllib: the book's rule (common.exempt_cells) lets
-    the scan pass over that exact cell, and over no changed copy of it."""
+    importlib, subprocess and urllib: the book's rule (a hook of the grader's
+    settings, common.grading_settings) lets the scan pass over that exact cell,
+    and over no changed copy of it."""
     from tests.assignments.honest import install_cell
 
     cell = install_cell()
     assert scan.scan_cells([cell]) == []
     changed = cell.replace("\nif ", "\nimport socket\nif ", 1)
     assert changed != cell and scan.scan_cells([changed])
-    monkeypatch.setattr(scan, "exempt_cells", lambda: [])
+    configure(replace(common.grading_settings(), exempt_hooks=()))
     found = scan.scan_cells([cell])
     assert any("subprocess" in f for f in found), found
 
@@ -1539,7 +1557,9 @@ def classroom(a1, tmp_path_factory) -> dict:
     (folder / "home").symlink_to(home)
     expected["home"] = ("invalid", 0.0)
     start = time.monotonic()
-    grades = cwgrade.grade(SLUG, folder, build_root=a1, out=out, jobs=2, limits=LIMITS)
+    grades = bookgrade.grade(
+        SLUG, folder, build_root=a1, out=out, jobs=2, limits=LIMITS
+    )
     return {
         "grades": {g.student: g for g in grades},
         "expected": expected,
@@ -1622,7 +1642,7 @@ def _students_views(notebooks: list[dict], specs: dict, tmp: Path) -> list[dict]
             "-c",
             STUDENTS_VIEW,
             str(data),
-            str(ROOT / "tools" / "coursework" / "harness.py"),
+            str(Path(sandbox.__file__).with_name("harness.py")),
         ],
         cwd=tmp,
         capture_output=True,
@@ -1687,7 +1707,7 @@ def test_failures_are_graded_again(classroom, capsys):
     """A failed notebook is not kept: the next run grades it again (and a student
     named with REGRADE); everything else is reused."""
     capsys.readouterr()
-    cwgrade.grade(
+    bookgrade.grade(
         SLUG,
         classroom["folder"],
         build_root=classroom["build"],
@@ -1699,7 +1719,7 @@ def test_failures_are_graded_again(classroom, capsys):
     err = capsys.readouterr().err
     assert re.search(r"grading 2 of \d+ file", err), err
     with pytest.raises(common.CourseworkError, match="nobody"):
-        cwgrade.grade(
+        bookgrade.grade(
             SLUG,
             classroom["folder"],
             build_root=classroom["build"],
@@ -2045,7 +2065,7 @@ def test_magics_that_jupyter_accepts_run(tmp_path):
     ]
     code = (
         "import json, sys\n"
-        f"sys.path.insert(0, {str(ROOT / 'tools' / 'coursework')!r})\n"
+        f"sys.path.insert(0, {str(Path(sandbox.__file__).parent)!r})\n"
         "import harness\n"
         "shell = harness._shell()\n"
         f"errors, ran_out, _ = harness._run_cells(shell, {cells!r}, 60)\n"
@@ -2087,7 +2107,7 @@ def _fake_run(monkeypatch, entries, ran=None):
         monkeypatch.setattr(cwgrade, "_workers", lambda m, u, n: [Fake(fail)])
         run = cwgrade.GradingRun(
             slug=SLUG,
-            master=masters.master_paths()[SLUG],
+            master=master_paths()[SLUG],
             info=info,
             out=out,
             limits=LIMITS,
@@ -2165,7 +2185,7 @@ def test_a_dead_tester_costs_one_row_and_a_run_without_results_fails(
     from tools.coursework.__main__ import main
 
     monkeypatch.setattr(
-        cwgrade,
+        bookgrade,
         "grade",
         lambda *a, **k: run({"ann.ipynb": SystemExit(1)}, tmp_path / "x"),
     )
@@ -2335,8 +2355,8 @@ def test_the_group_of_a_tester_killed_outright_is_removed_by_the_next():
     next tester removes them and kills what is left in them, and leaves alone the
     groups of testers that still run."""
     tester_like = [sys.executable, "-c", "import time; time.sleep(600)"]
-    gone = subprocess.Popen([*tester_like, "tools.coursework.tester"])
-    alive = subprocess.Popen([*tester_like, "tools.coursework.tester"])
+    gone = subprocess.Popen([*tester_like, "gradebox.tester"])
+    alive = subprocess.Popen([*tester_like, "gradebox.tester"])
     groups, left = {}, None
     try:
         for proc in (gone, alive):
@@ -2372,12 +2392,12 @@ def test_the_group_of_a_tester_killed_outright_is_removed_by_the_next():
 def test_a_stopped_tester_leaves_nothing_running_in_its_sandboxes_groups():
     """Stopping a tester (Ctrl-C, a hung tester) kills what its sandboxes still run,
     even a process that would not die with it, and removes their groups."""
-    from tools.coursework.workers import Worker
+    from gradebox.workers import Worker
 
     worker = Worker(Path("master.md"), unsafe=False)
     tester_like = [sys.executable, "-c", "import time; time.sleep(600)"]
     worker.proc = subprocess.Popen(
-        [*tester_like, "tools.coursework.tester"], start_new_session=True
+        [*tester_like, "gradebox.tester"], start_new_session=True
     )
     tester, group, left = worker.proc, None, None
     try:
@@ -2418,7 +2438,7 @@ def test_a_sandbox_dies_with_a_tester_killed_before_bubblewrap_runs():
     script = f"""
 import os, sys, time
 sys.path.insert(0, {str(ROOT)!r})
-from tools.coursework import sandbox, tester
+from gradebox import sandbox, tester
 sandbox.command = lambda *a, **k: (["sleep", "600"], dict(os.environ))
 sandbox.Cgroup.create = staticmethod(lambda *a, **k: None)
 proc, _, _ = tester._start(sandbox.Limits(), 0, True, False)
@@ -2662,7 +2682,7 @@ def test_two_rows_of_one_submission_are_refused_and_unattached_marks_named(
     assert [g.student for g in info_.value.grades] == ["李娜"]
     from tools.coursework.__main__ import main
 
-    monkeypatch.setattr(cwgrade, "grade", lambda *a, **k: run({}, out))
+    monkeypatch.setattr(bookgrade, "grade", lambda *a, **k: run({}, out))
     # the next run made no new row: the row is still named only at the run that
     # made the new rows, and the file is not touched again
     assert main(["grade", SLUG, str(folder)]) == 0
@@ -2810,7 +2830,7 @@ def test_the_memory_limits_of_notebooks_graded_at_once_fit_in_the_machine(
     built = tmp_path / "build"
     (built / SLUG).mkdir(parents=True)
     (built / SLUG / "questions.json").write_text(json.dumps({"questions": QUESTIONS}))
-    cwgrade.grade(
+    bookgrade.grade(
         SLUG, folder, build_root=built, out=tmp_path / "out", jobs=2, unsafe=True
     )
     assert seen["jobs"] == 1, seen

@@ -1,4 +1,4 @@
-"""``python -m tools.coursework grade``: grade a folder of submissions (``make grade``).
+"""``gradebox grade``: grade a folder of submissions against an assignment's master.
 
 Each notebook runs in its own sandbox and is tested from outside it (:mod:`.tester`);
 this module runs several testers at once (:mod:`.workers`) over the submissions
@@ -38,14 +38,14 @@ import sys
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from . import sandbox
-from .common import BUILD, GRADES, ROOT, CourseworkError
-from .masters import master_paths
+from .common import GradingError, Settings, configure, current
+from .masters import parse_master
 
 
 from .console import Progress, _summary  # noqa: F401
+from .grades import Grade  # noqa: F401
 from .feedback import (  # noqa: F401
     STATUS_HELP,
     _points,
@@ -89,31 +89,12 @@ from .workers import Worker, _stop_workers, _workers  # noqa: F401
 UNCACHED = ("failed",)
 
 
-# what a regrade must notice: the tests, the grader and the library they call
+# what a regrade must notice: the tests, the grader, the settings and the library
+# they call
 GRADER_FILES = ("tester.py", "harness.py", "wire.py", "scan.py", "sandbox.py")
 
 
-@dataclass
-class Grade:
-    """The grade of one file of the folder."""
-
-    student: str
-    status: str
-    reason: str = ""
-    scores: dict[str, float] = field(default_factory=dict)
-    cases: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    flags: list[str] = field(default_factory=list)
-    library: dict[str, str] = field(default_factory=dict)
-    file: str = ""
-    seconds: float = 0.0
-    digest: str = ""  # the file's sha256, as the gradebook finds its row again
-
-    @property
-    def total(self) -> float:
-        return float(sum(self.scores.values()))
-
-
-class Incomplete(CourseworkError):
+class Incomplete(GradingError):
     """A run that left notebooks without a result (``grades`` has them as failed)."""
 
     def __init__(self, message: str, grades: list):
@@ -135,7 +116,7 @@ class Lock:
             self.fh.seek(0)
             holder = self.fh.read().strip() or "another process"
             self.fh.close()
-            raise CourseworkError(
+            raise GradingError(
                 f"another grading of this assignment is running ({holder}): wait "
                 "for it to finish, or pass --wait to queue behind it"
             ) from None
@@ -151,14 +132,17 @@ class Lock:
 
 def grader_digest(master: Path, limits: sandbox.Limits) -> str:
     """What a grade depends on besides the notebook: the master, the grader's
-    code, attnlib and the limits."""
+    code, the settings, the library under test and the limits."""
     h = hashlib.sha256()
     here = Path(__file__).resolve().parent
     files = [master] + [here / f for f in GRADER_FILES]
-    files += sorted((ROOT / "attnlib").rglob("*.py"))
+    package = current().package()
+    if package is not None:
+        files += sorted(package.rglob("*.py"))
     for p in files:
         h.update(p.name.encode() + b"\0" + p.read_bytes())
     h.update(json.dumps(asdict(limits), sort_keys=True).encode())
+    h.update(current().to_json().encode())
     return h.hexdigest()
 
 
@@ -201,37 +185,57 @@ def _grade_from(
     )
 
 
+def assignment_info(master: Path) -> dict:
+    """What the gradebook and the feedback need of an assignment (its title and
+    its questions' names, points and manual flags), read from its master: the
+    ``questions.json`` a build writes beside otter's output holds the same."""
+    m = parse_master(Path(master))
+    return {
+        "slug": m.slug,
+        "title": m.title,
+        "points": m.points,
+        "questions": [
+            {"name": q.name, "points": q.points, "manual": q.manual}
+            for q in m.questions
+        ],
+    }
+
+
 def grade(
-    slug: str,
+    master: Path,
     folder: Path,
     *,
-    build_root: Path = BUILD,
-    out: Path | None = None,
+    out: Path,
+    built: Path | None = None,
     timeout: float = 120.0,
     jobs: int | None = None,
     unsafe: bool = False,
     wait: bool = False,
     limits: sandbox.Limits | None = None,
-    master: Path | None = None,
     force: bool = False,
     regrade: list[str] | tuple[str, ...] = (),
     follow_links: bool = False,
+    settings: Settings | None = None,
 ) -> list[Grade]:
     """Grade every file of ``folder``; merge the gradebook and write feedback.
 
     Parameters
     ----------
-    slug : str
-        The assignment (a master's file stem), already built.
+    master : Path
+        The assignment's master: a notebook in otter-grader's format (``.ipynb``
+        or a text notebook jupytext reads); its tests are run outside the
+        student's process.
     folder : Path
         Submissions: ``<student>.ipynb`` files, or one folder per student.
-    build_root : Path
-        Where the assignment was built (``_build/assignments``).
-    out : Path, optional
-        Output folder (default ``_build/grades/<slug>``): ``gradebook.csv``,
-        ``feedback/<student>.md`` (for the students), ``details/<student>.json``
-        (every test's message, hidden ones included: for instructors),
-        ``history/`` and the saved state that lets a run resume.
+    out : Path
+        Output folder: ``gradebook.csv``, ``feedback/<student>.md`` (for the
+        students), ``details/<student>.json`` (every test's message, hidden ones
+        included: for instructors), ``history/`` and the saved state that lets a
+        run resume.
+    built : Path, optional
+        The assignment as built (``questions.json``, ``student/<slug>.ipynb``
+        and ``solution/<slug>.ipynb``): a notebook whose code is the solution's
+        is flagged. Without it, the questions are read from the master.
     timeout : float
         CPU seconds for running one notebook (and as many for its tests' calls).
     jobs : int, optional
@@ -242,14 +246,15 @@ def grade(
         Wait for another run of the same assignment instead of refusing.
     limits : sandbox.Limits, optional
         All limits (``timeout`` sets their ``cpu``).
-    master : Path, optional
-        The assignment's master (default ``book/assignments/<slug>.md``).
     force : bool
-        Regrade every notebook, changed or not (``make grade ... FORCE=1``).
+        Regrade every notebook, changed or not.
     regrade : list of str
-        Students (or files) to regrade even if unchanged (``REGRADE=<name>``).
+        Students (or files) to regrade even if unchanged.
     follow_links : bool
         Grade what a symbolic link points to, instead of refusing links.
+    settings : Settings, optional
+        The course's settings (the library under test, its own cells); default
+        those of this process (:func:`gradebox.configure`).
 
     Returns
     -------
@@ -266,21 +271,56 @@ def grade(
         made new rows (a spreadsheet may have changed their ids): the gradebook
         is written, those rows kept as they were, and the error names them.
     """
-    built = build_root / slug
-    if not (built / "questions.json").exists():
-        raise CourseworkError(
-            f"no build of {slug!r} at {built}: run `make assignments` "
-            f"(masters: {sorted(master_paths())})"
+    if settings is not None and not isinstance(settings, Settings):
+        raise TypeError(
+            f"settings must be a gradebox.Settings, got {type(settings).__name__}"
         )
-    masters = master_paths()
-    if master is None and slug not in masters:
-        raise CourseworkError(f"no master for {slug!r} (have: {sorted(masters)})")
-    master = Path(master) if master is not None else masters[slug]
-    folder = Path(folder)
+    previous = configure(settings) if settings is not None else None
+    try:
+        return _grade(
+            Path(master),
+            Path(folder),
+            out=Path(out),
+            built=None if built is None else Path(built),
+            timeout=timeout,
+            jobs=jobs,
+            unsafe=unsafe,
+            wait=wait,
+            limits=limits,
+            force=force,
+            regrade=regrade,
+            follow_links=follow_links,
+        )
+    finally:
+        if previous is not None:
+            configure(previous)
+
+
+def _grade(
+    master,
+    folder,
+    *,
+    out,
+    built,
+    timeout,
+    jobs,
+    unsafe,
+    wait,
+    limits,
+    force,
+    regrade,
+    follow_links,
+) -> list[Grade]:
+    if not master.is_file():
+        raise GradingError(f"no master notebook at {master}")
+    slug = master.stem
+    if built is not None and not (built / "questions.json").exists():
+        raise GradingError(f"no build of {slug!r} at {built} (no questions.json)")
     if not folder.is_dir():
-        raise CourseworkError(f"SUBMISSIONS must be a folder of notebooks: {folder}")
+        raise GradingError(f"SUBMISSIONS must be a folder of notebooks: {folder}")
     if not timeout > 0:
-        raise CourseworkError(f"timeout must be > 0 seconds, got {timeout}")
+        raise GradingError(f"timeout must be > 0 seconds, got {timeout}")
+    current().package()  # the library under test is where the settings say
     limits = limits or sandbox.Limits(cpu=float(timeout))
     sandbox.require(unsafe)
     # the memory limits of the notebooks graded at once fit in the machine's
@@ -297,14 +337,16 @@ def grade(
         )
     entries, hidden = collect(folder, slug, follow_links)
     if not entries:
-        raise CourseworkError(f"no file to grade in {folder}")
+        raise GradingError(f"no file to grade in {folder}")
     unknown = [n for n in regrade if not any(_named(e, [n]) for e in entries)]
     if unknown:
-        raise CourseworkError(
+        raise GradingError(
             f"no submission of {', '.join(map(repr, unknown))} to regrade in {folder}"
         )
-    info = json.loads((built / "questions.json").read_text())
-    out = Path(out) if out is not None else GRADES / slug
+    if built is not None:
+        info = json.loads((built / "questions.json").read_text())
+    else:
+        info = assignment_info(master)
     # a gradebook that cannot be merged is refused before an hour of grading
     read_gradebook(out / "gradebook.csv", check_writable=True)
     run = GradingRun(
@@ -318,7 +360,7 @@ def grade(
         force=force,
         regrade=tuple(regrade),
         follow_links=follow_links,
-        references=_references(built, slug),
+        references=_references(built, slug) if built is not None else {},
     )
     lock = Lock(out / ".lock", wait)
     try:
@@ -402,7 +444,7 @@ def _named(entry: Entry, names) -> bool:
 
 @dataclass(frozen=True)
 class GradingRun:
-    """The settings of one run of ``make grade`` (see :func:`grade`)."""
+    """The settings of one run of :func:`grade`."""
 
     slug: str
     master: Path

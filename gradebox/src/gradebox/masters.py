@@ -1,9 +1,10 @@
-"""The assignment masters: one MyST text notebook per assignment (``book/assignments``).
-
-A master is annotated for otter-grader 7.0.0 (the instructor's guide,
-``book/coursework/guide.md``, describes the format). :func:`parse_master` collects its
-questions, public and hidden tests and solutions; :func:`secrets` the lines that must
-never reach a student.
+"""The assignment master: one notebook per assignment, annotated for otter-grader
+7.0.0 (``otter assign``'s format; a ``.ipynb``, or any text notebook jupytext
+reads, such as a MyST ``.md``). The grader reads two keys of a question's
+configuration that otter does not know: ``implement:`` and ``derive:``
+(:class:`Question`), and raw ``# BEGIN EXPECTED``/``# END EXPECTED`` blocks.
+:func:`parse_master` collects its questions, public and hidden tests and solutions;
+:func:`secrets` the lines that must never reach a student.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .common import MASTERS, CourseworkError
+from .common import GradingError
 
 
 # keys of a question's configuration that the grader reads and otter does not know
@@ -33,11 +34,11 @@ class Question:
     public_points: list[float | None] = field(default_factory=list)
     hidden_points: list[float | None] = field(default_factory=list)
     solution: list[str] = field(default_factory=list)
-    # functions the student writes without attnlib (an "implement" question): while
-    # a test calls one of them, no code of attnlib may run
+    # functions the student writes without the library under test (an "implement"
+    # question): while a test calls one of them, no code of the library may run
     implement: list[str] = field(default_factory=list)
-    # values the student computes without attnlib (a "derive" question): the tests
-    # read them where the library is absent
+    # values the student computes without the library under test (a "derive"
+    # question): the tests read them where the library is absent
     derive: list[str] = field(default_factory=list)
     # (hidden, body) of every test case, in the master's order
     order: list[tuple[bool, str]] = field(default_factory=list)
@@ -94,11 +95,6 @@ class Master:
         return [q for q in self.questions if q.manual]
 
 
-def master_paths() -> dict[str, Path]:
-    """The masters in ``book/assignments/``, by slug (the file stem), sorted."""
-    return {p.stem: p for p in sorted(MASTERS.glob("*.md"))}
-
-
 def raw_header(source: str) -> tuple[str, dict[str, Any]]:
     """First line of a raw otter cell and the YAML below it."""
     import yaml
@@ -148,10 +144,10 @@ def parse_master(path: Path) -> Master:
     nb = jupytext.read(path)
     cells = nb.cells
     if not cells or cells[0].cell_type != "raw":
-        raise CourseworkError(f"{path}: the first cell must be a raw ASSIGNMENT CONFIG")
+        raise GradingError(f"{path}: the first cell must be a raw ASSIGNMENT CONFIG")
     head, config = raw_header(cells[0].source)
     if head != "# ASSIGNMENT CONFIG":
-        raise CourseworkError(f"{path}: the first cell must be '# ASSIGNMENT CONFIG'")
+        raise GradingError(f"{path}: the first cell must be '# ASSIGNMENT CONFIG'")
     title, questions, code, shared = "", [], [], []
     setup: list[str] = []
     solution_cells: list[str] = []
@@ -241,7 +237,7 @@ def _check_points(master: Master) -> None:
     for q in master.autograded:
         total = sum(p for _, p, _ in q.cases())
         if abs(total - q.points) > 1e-9 or any(p < 0 for _, p, _ in q.cases()):
-            raise CourseworkError(
+            raise GradingError(
                 f"{master.path.name}: question {q.name} is worth {q.points:g} points "
                 f"but its test cases add up to {total:g}: make the cases' points "
                 "(TEST CONFIG) sum to the question's points"
@@ -369,7 +365,7 @@ def expected_values(master: Master) -> dict:
     for key, value in local["expected"].items():
         arr = np.asarray(value)
         if arr.dtype.kind not in "biufc":
-            raise CourseworkError(
+            raise GradingError(
                 f"{master.path.name}: expected[{key!r}] is not numeric ({arr.dtype})"
             )
         out[str(key)] = arr
