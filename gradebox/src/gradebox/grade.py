@@ -84,7 +84,7 @@ from .workers import Worker, _stop_workers, _workers  # noqa: F401
 
 # results that are never reused: the next run grades the notebook again. A
 # timeout is reused like a score (a notebook that sleeps would otherwise hold a
-# worker for its whole time limit at every run): FORCE=1 or REGRADE=<student>
+# worker for its whole time limit at every run): --force or --regrade <student>
 # grades it again
 UNCACHED = ("failed",)
 
@@ -568,7 +568,8 @@ def _grade_locked(run: GradingRun, entries: list[Entry], hidden: int) -> list[Gr
         + (
             f" ({len(timeouts)} of them timed out then and still count as timed "
             f"out: {', '.join(timeouts[:5])}{', ...' if len(timeouts) > 5 else ''}; "
-            "FORCE=1 or REGRADE=<student> grades them again)"
+            "--force or --regrade <student> grades them again; the book's make "
+            "grade: FORCE=1 or REGRADE=<student>)"
             if timeouts
             else ""
         )

@@ -86,7 +86,8 @@ def absent_uid(uid: int) -> int:
 INSTALL_HINT = (
     "bubblewrap (bwrap) is not installed: it isolates each submission while it is "
     "graded. Install it (Debian/Ubuntu: apt-get install bubblewrap) or, only for "
-    "notebooks you trust, pass --unsafe-no-sandbox (make grade ... UNSAFE=1)"
+    "notebooks you trust, pass --unsafe-no-sandbox (the book's make grade: "
+    "UNSAFE=1)"
 )
 BLOCKED_HINT = (
     "bubblewrap is installed ({exe}) but cannot create a sandbox: {error}. "
