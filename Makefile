@@ -15,7 +15,9 @@
 #                                             gradebook, feedback (needs bubblewrap)
 #   make student                              the student edition of the book
 # The HTML serves its own MathJax and widget scripts (fetched once with npm), so the
-# built book renders with no network. The tools behind these targets are in tools/.
+# built book renders with no network. The tools behind these targets are in tools/;
+# make grade's grader is the package gradebox/ (its README says what it guarantees),
+# installed into .venv beside attnlib.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -42,14 +44,15 @@ COMPILE := $(BIN)/python -m compileall -q -j 0 -x '/(tests?|testing)/'
 UV_VERSION := 0.13.9
 UV := $(BIN)/python -m uv pip install --quiet --native-tls --python $(BIN)/python
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml gradebox/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) uv==$(UV_VERSION)
 	$(UV) -r requirements.txt || { echo "uv failed: pip installs the requirements"; \
 	  $(PIP) -r requirements.txt; }
 	$(PIP) --no-deps -e .
+	$(PIP) --no-deps -e ./gradebox
 	$(COMPILE) $$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])') > /dev/null
-	$(COMPILE) attnlib tools > /dev/null
+	$(COMPILE) attnlib tools gradebox/src > /dev/null
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3"
 	touch $(STAMP)
 
@@ -135,12 +138,14 @@ clean:
 	rm -rf _build
 
 # ---------------------------------------------------------------------- coursework
-# The logic is in tools/coursework/ (one module per command). An assignment is
-# rebuilt when its master, the build's code or attnlib changed ($? lists what is
-# newer than the last build).
+# The logic is in tools/coursework/ (one module per command), the grader in the
+# package gradebox/ (which also parses the masters). An assignment is rebuilt when
+# its master, the build's code or attnlib changed ($? lists what is newer than the
+# last build).
 MASTERS   := $(wildcard book/assignments/*.md)
 CW        := $(RUN) $(BIN)/python -m tools.coursework
-CW_TOOLS  := $(addprefix tools/coursework/,build.py masters.py common.py)
+CW_TOOLS  := $(addprefix tools/coursework/,build.py masters.py common.py) \
+	$(addprefix gradebox/src/gradebox/,masters.py common.py)
 CW_STAMP  := _build/assignments/.built
 TIMEOUT   ?= 120
 # every notebook is graded in a bubblewrap sandbox; UNSAFE=1 grades without one

@@ -2,7 +2,8 @@
 
 Generic over the masters in ``book/assignments/``. Each assignment is built once per
 test run (into a temporary folder), and ``make grade``'s grader
-(:mod:`tools.coursework.grade`) grades, per assignment and two at a time: the
+(:mod:`tools.coursework.grade`, the package :mod:`gradebox` with the book's
+settings) grades, per assignment and two at a time: the
 solution (full marks), the unmodified student notebook (zero) and the wrong
 submissions of ``tests/assignments/<slug>.py`` (exactly the declared scores; mistakes
 that affect different questions are made together in one notebook, as a student may
@@ -26,7 +27,8 @@ import pytest
 import yaml
 
 from tests.assignments import builds
-from tools.coursework import common, masters, pages, sandbox
+from gradebox import sandbox
+from tools.coursework import common, masters, pages
 from tools.coursework import grade as cwgrade
 from tools.coursework import student as cwstudent
 
@@ -529,10 +531,10 @@ def test_student_edition_kernels_show_figures(tmp_path, monkeypatch):
     assert str(common.ROOT) in seen["env"]["PYTHONPATH"]
 
 
-def test_tools_are_ruff_clean():
+def test_tools_and_the_grader_are_ruff_clean():
     exe = shutil.which("ruff", path=str(Path(sys.executable).parent)) or "ruff"
     for args in (["check"], ["format", "--check"]):
         r = subprocess.run(
-            [exe, *args, "tools"], cwd=ROOT, capture_output=True, text=True
+            [exe, *args, "tools", "gradebox"], cwd=ROOT, capture_output=True, text=True
         )
         assert r.returncode == 0, r.stdout + r.stderr

@@ -1,4 +1,5 @@
-"""No import cycle among the modules of attnlib/, bookext/ and tools/.
+"""No import cycle among the modules of attnlib/, bookext/, tools/ and the grader
+(gradebox/src/gradebox/), and the grader imports nothing of the others.
 
 Every ``import`` statement is read from the sources (also those inside functions,
 which a cycle hides from a plain ``import``: they only fail when the function runs)
@@ -13,7 +14,10 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("attnlib", "bookext", "tools")
+# package folders, relative to the root; a module is named from the folder above
+# its package's (gradebox/src for the grader)
+PACKAGES = ("attnlib", "bookext", "tools", "gradebox/src/gradebox")
+BOOK = ("attnlib", "bookext", "tools")
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -65,7 +69,7 @@ def imports_of(path: Path, name: str, known: set[str]) -> set[str]:
 
 def import_graph(root: Path = ROOT, packages=PACKAGES) -> dict[str, set[str]]:
     files = {
-        module_name(p, root): p
+        module_name(p, (root / pkg).parent): p
         for pkg in packages
         for p in sorted((root / pkg).rglob("*.py"))
         if ".ipynb_checkpoints" not in p.parts
@@ -113,6 +117,8 @@ def test_no_import_cycle():
     graph = import_graph()
     assert "bookext.notebooks" in graph and "tools.check_html" in graph
     assert "bookext.plainmd" in graph["bookext.notebooks"]
+    assert "gradebox.grade" in graph and "gradebox.grades" in graph["gradebox.grade"]
+    assert "gradebox.grade" in graph["tools.coursework.grade"]
     found = cycles(graph)
     assert found == [], "import cycles: " + "; ".join(" <-> ".join(c) for c in found)
 
@@ -137,3 +143,51 @@ def test_a_cycle_through_an_import_inside_a_function_is_found(tmp_path):
     assert cycles(import_graph(tmp_path, ("one", "two"))) == []
     # a package importing its own submodules is not a cycle
     assert cycles({"p": {"p.a"}, "p.a": set()}) == []
+
+
+def book_imports_of_the_grader(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The modules of the book (attnlib, bookext, tools) each grader module imports."""
+    book = tuple(f"{p}." for p in BOOK)
+    out = {}
+    for name, targets in graph.items():
+        if name == "gradebox" or name.startswith("gradebox."):
+            found = {t for t in targets if t in BOOK or t.startswith(book)}
+            if found:
+                out[name] = found
+    return out
+
+
+def test_the_grader_imports_nothing_of_the_book():
+    """gradebox is a package of its own (pip install ./gradebox, with no book): the
+    book passes what the grader needs of it as settings (the library under test,
+    the rule for its install cell), and the grader imports none of its modules."""
+    graph = import_graph()
+    assert len([n for n in graph if n.startswith("gradebox.")]) >= 15
+    assert book_imports_of_the_grader(graph) == {}
+
+
+def test_an_import_of_the_book_in_the_grader_is_found(tmp_path):
+    """The check above sees an import of the book in the grader, also one inside
+    a function (as the grader's scan once imported the book's install-cell rule)."""
+    src = ROOT / "gradebox" / "src" / "gradebox"
+    pkg = tmp_path / "gradebox" / "src" / "gradebox"
+    pkg.mkdir(parents=True)
+    for path in src.glob("*.py"):
+        (pkg / path.name).write_text(path.read_text(encoding="utf-8"))
+    for name in BOOK:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text("")
+    (tmp_path / "bookext" / "notebooks.py").write_text(
+        "def is_install_cell(s):\n    return False\n"
+    )
+    graph = import_graph(tmp_path)
+    assert book_imports_of_the_grader(graph) == {}
+    scan = pkg / "scan.py"
+    scan.write_text(
+        scan.read_text(encoding="utf-8") + "\n\ndef _book_rule():\n"
+        "    from bookext.notebooks import is_install_cell\n"
+        "    return is_install_cell\n"
+    )
+    assert book_imports_of_the_grader(import_graph(tmp_path)) == {
+        "gradebox.scan": {"bookext.notebooks"}
+    }

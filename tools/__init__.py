@@ -1,7 +1,8 @@
 """The project's tools, run from the repository root with ``python -m``.
 
 ``tools.coursework``
-    Assignments, grading, the assignment pages and the student edition.
+    Assignments, grading (with the grader, the package ``gradebox`` of
+    ``gradebox/``), the assignment pages and the student edition.
 ``tools.execution``
     The digest of what the chapters' outputs depend on, and the rule that drops
     an execution cache when it changes (``make book`` and ``make student``).

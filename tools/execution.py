@@ -118,12 +118,15 @@ ASSIGNMENTS_STAMP = ".assignments-digest"
 
 def assignments_digest(root: Path = ROOT) -> str:
     """SHA-256 over what a build of the assignments depends on: the masters and
-    rubrics (``book/assignments``), the coursework tools, :mod:`attnlib` (the wheel
+    rubrics (``book/assignments``), the coursework tools and the grader
+    (``gradebox/``), :mod:`attnlib` (the wheel
     the autograders install), the pinned environment and the Python version."""
     files = [
         p for p in sorted((root / "book" / "assignments").rglob("*")) if p.is_file()
     ]
     files += sorted((root / "tools" / "coursework").rglob("*.py"))
+    # the grader, which parses the masters and writes their check cell
+    files += sorted((root / "gradebox" / "src" / "gradebox").rglob("*.py"))
     files += sorted((root / "attnlib").rglob("*.py"))
     files += [root / n for n in ("requirements.txt", "pyproject.toml")]
     h = hashlib.sha256(sys.version.encode() + b"\0")

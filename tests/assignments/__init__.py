@@ -1,5 +1,6 @@
 """Known mistakes and attacks of the assignments (one module each), and the two
-notebook edits that the grading tests and ``benchmarks/grading.py`` make with them."""
+notebook edits that the grading tests and ``gradebox/benchmarks/grading.py`` make
+with them."""
 
 from __future__ import annotations
 

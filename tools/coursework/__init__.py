@@ -14,13 +14,15 @@ calls them:
     student notebook), generated into the git-ignored
     ``book/coursework/generated/``.
 ``grade SLUG FOLDER [--timeout S] [--jobs N] [--wait] [--unsafe-no-sandbox]``
-    (:mod:`.grade`, ``make grade``) Grades every notebook of FOLDER, each in a
-    bubblewrap sandbox (:mod:`.sandbox`, :mod:`.harness`) with the tests run outside
-    it (:mod:`.tester`, :mod:`.wire`, :mod:`.scan`), and merges
-    ``_build/grades/<slug>/gradebook.csv`` and ``feedback/<student>.md``.
+    (:mod:`.grade`, ``make grade``) Grades every notebook of FOLDER with the
+    grader, the package :mod:`gradebox` (``gradebox/``: each notebook in a
+    bubblewrap sandbox, the tests run outside it; its README says what it
+    guarantees), with the book's settings (attnlib is the library under test),
+    and merges ``_build/grades/<slug>/gradebook.csv`` and ``feedback/<student>.md``.
 ``student`` (:mod:`.student`, ``make student``)
     The student edition of the book, without the exercises' solutions and without
     the instructor's guide, in ``_build/student/html``.
 
-:mod:`.masters` parses the masters; :mod:`.common` holds the paths and helpers.
+:mod:`.masters` finds the masters (:mod:`gradebox.masters` parses them);
+:mod:`.common` holds the paths, the grader's settings and helpers.
 """

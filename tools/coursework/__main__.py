@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import faulthandler
-import signal
 import sys
 from pathlib import Path
+
+from gradebox.cli import add_grade_arguments, run_grading
 
 from . import __doc__ as DOC
 from . import build, grade, pages, student
@@ -28,35 +28,9 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("grade", help="grade a folder of submissions (make grade)")
     p.add_argument("slug", help="the assignment, e.g. a1_modelling")
     p.add_argument("folder", type=Path, help="folder of <student>.ipynb files")
-    p.add_argument(
-        "--timeout", type=float, default=120.0, help="CPU seconds per notebook"
-    )
-    p.add_argument("--jobs", type=int, default=None, help="notebooks graded at once")
+    add_grade_arguments(p)
     p.add_argument("--out", type=Path, default=None, help="default _build/grades/SLUG")
     p.add_argument("--build-root", type=Path, default=BUILD)
-    p.add_argument(
-        "--unsafe-no-sandbox",
-        action="store_true",
-        help="grade without bubblewrap (only notebooks you trust)",
-    )
-    p.add_argument(
-        "--wait", action="store_true", help="wait for another run of this assignment"
-    )
-    p.add_argument(
-        "--force", action="store_true", help="regrade every notebook, changed or not"
-    )
-    p.add_argument(
-        "--regrade",
-        action="append",
-        default=[],
-        metavar="STUDENT",
-        help="regrade this student's notebook even if unchanged (repeatable)",
-    )
-    p.add_argument(
-        "--follow-links",
-        action="store_true",
-        help="grade what symbolic links point to (refused by default)",
-    )
     sub.add_parser("student", help="build the student edition (make student)")
     args = parser.parse_args(argv)
     try:
@@ -68,13 +42,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "grade":
             if not args.slug or not str(args.folder):
                 parser.error("usage: make grade A=<assignment> SUBMISSIONS=<folder>")
-            # kill -USR1 <pid> prints where every thread of a run that seems stuck is
-            faulthandler.register(signal.SIGUSR1, all_threads=True)
-            # Ctrl-C (SIGINT) stops the run and writes what is graded, even where it
-            # was started with SIGINT ignored (a shell without job control starts
-            # background commands so, and Python then never raises KeyboardInterrupt)
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            grade.grade(
+            run_grading(
+                grade.grade,
                 args.slug,
                 args.folder,
                 build_root=args.build_root,

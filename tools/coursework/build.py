@@ -17,6 +17,15 @@ from pathlib import Path
 
 import yaml
 
+from gradebox.masters import (
+    _TEST_CONFIG,
+    GRADER_KEYS,
+    expected_cell,
+    expected_values,
+    parse_master,
+    raw_header,
+)
+
 from .common import (
     BUILD,
     CHECK_CELL,
@@ -29,15 +38,7 @@ from .common import (
     pins,
     run,
 )
-from .masters import (
-    _TEST_CONFIG,
-    GRADER_KEYS,
-    expected_cell,
-    expected_values,
-    master_paths,
-    parse_master,
-    raw_header,
-)
+from .masters import master_paths
 
 
 def build_wheel(dest: Path) -> Path:

@@ -1,4 +1,7 @@
-"""Paths, errors and small helpers shared by the coursework commands."""
+"""Paths, errors, the grader's settings and small helpers shared by the coursework
+commands. The grader is the package ``gradebox`` (``gradebox/`` at the top of the
+repository); its errors (``CourseworkError`` here), its check cell and its number
+format are the book's too."""
 
 from __future__ import annotations
 
@@ -6,6 +9,9 @@ import os
 import re
 import subprocess
 from pathlib import Path
+
+from gradebox.common import CHECK_CELL, Settings, fmt  # noqa: F401
+from gradebox.common import GradingError as CourseworkError  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 MASTERS = ROOT / "book" / "assignments"
@@ -23,70 +29,21 @@ PYTHON_VERSION = "3.11"
 GRADESCOPE_FILES = "/autograder/source/files"
 
 
-# A cell of the student's notebook, after otter's: grader.check shows a failing test
-# in a few lines (its hint, the line that failed, the values that line compared)
-# instead of doctest's transcript of the whole test. The grader's scan passes over
-# this exact text (any other use of otter's internals is flagged).
-CHECK_CELL = """\
-# grader.check shows a failing test in a few lines: its hint, the line that failed
-# and the values that line compared
-def _short_check(name, doctest_string, env):
-    import ast, doctest
-    for example in doctest.DocTestParser().get_examples(doctest_string, name):
-        try:
-            exec(compile(example.source, name, "exec"), env)
-        except Exception as exc:
-            hint = str(exc).strip() if isinstance(exc, AssertionError) else ""
-            hint = hint or f"{type(exc).__name__}: {exc}".rstrip(": ")
-            line = example.source.strip().splitlines()[0]
-            text = hint.splitlines()[:3] + [f"failed: {line[:150]}"]
-            try:
-                test = ast.parse(example.source).body[0].test
-                if isinstance(test, ast.Compare):
-                    parts = [test.left, *test.comparators]
-                else:
-                    parts = test.args[:2]
-                simple = (ast.Name, ast.Attribute, ast.Subscript, ast.Constant)
-                for part in parts:
-                    if isinstance(part, ast.Constant) or not all(
-                        isinstance(n, (*simple, ast.expr_context))
-                        for n in ast.walk(part)
-                    ):
-                        continue
-                    value = " ".join(repr(eval(ast.unparse(part), env)).split())
-                    text.append(f"{ast.unparse(part)} = {value[:150]}")
-            except Exception:
-                pass
-            return False, "\\n".join(text[:6])
-    return True, ""
-
-
-try:
-    import otter.test_files.ok_test as _ok_test
-
-    _ok_test.run_doctest = _short_check
-except ImportError:
-    pass
-"""
-
-
-def exempt_cells() -> list:
-    """Predicates of the book's own cells that the grader's scan passes over
-    (:data:`tools.coursework.scan.EXEMPT_CELLS` holds the grader's own): the
-    install cell the book writes at the top of its notebooks, which uses
-    importlib, subprocess and urllib to install attnlib's wheel
-    (:func:`bookext.notebooks.is_install_cell`: that exact cell only, with the
-    book's settings). The book's rule is passed in here, so that the rest of the
-    grader does not import the book's extension."""
-    try:
-        from bookext.notebooks import is_install_cell
-    except ImportError:  # the grader without the book
-        return []
-    return [is_install_cell]
-
-
-class CourseworkError(RuntimeError):
-    """A master, a build or a command-line argument is not usable."""
+def grading_settings():
+    """The book's settings of the grader (:class:`gradebox.Settings`): attnlib of
+    this checkout is the library under test, and the install cell the book writes
+    at the top of its notebooks (which uses importlib, subprocess and urllib to
+    install attnlib's wheel) is a cell of the book's own that the scan passes
+    over (:func:`bookext.notebooks.is_install_cell`: that exact cell only, with
+    the book's settings), imported by the tester from this checkout. The
+    grader's caches go in ``_build``."""
+    return Settings(
+        library="attnlib",
+        library_path=str(ROOT / "attnlib"),
+        exempt_hooks=("bookext.notebooks:is_install_cell",),
+        cache=str(ROOT / "_build"),
+        pythonpath=(str(ROOT),),
+    )
 
 
 def env() -> dict[str, str]:
@@ -129,8 +86,3 @@ def pins() -> dict[str, str]:
         if m:
             out[m.group(1).lower()] = m.group(2)
     return out
-
-
-def fmt(x: float | None) -> str:
-    """A number of points as written in the gradebook (``2``, ``0.5``, empty)."""
-    return "" if x is None else f"{x:g}"

@@ -4,7 +4,7 @@ For each built assignment: a page with its questions and stubs and a download li
 to the student notebook, generated into the git-ignored
 ``book/coursework/generated/``. The page opens with the assignment's text: the
 notebook's grader set-up (otter's cell that makes ``grader`` and the cell that
-shortens its messages, :data:`~tools.coursework.common.CHECK_CELL`) stays in the
+shortens its messages, :data:`~gradebox.common.CHECK_CELL`) stays in the
 notebook and is not shown (:func:`grader_setup`). Rubrics and model answers never
 reach a page: they are in the instructor's folder of each build
 (``_build/assignments/<slug>/``).

@@ -14,7 +14,10 @@ import time
 from pathlib import Path
 
 from . import sandbox, wire
-from .common import ROOT, CourseworkError
+from .common import GradingError, current
+
+# the folder that holds the package gradebox (the tester imports it)
+PACKAGE_PARENT = Path(__file__).resolve().parents[1]
 
 
 class Worker:
@@ -31,9 +34,16 @@ class Worker:
     def spawn(self) -> None:
         """Start the tester process (call from a thread that outlives it: the
         kernel kills the tester when the thread that started it ends)."""
+        settings = current()
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
-            [str(ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+            dict.fromkeys(
+                [
+                    *settings.pythonpath,
+                    str(PACKAGE_PARENT),
+                    *filter(None, env.get("PYTHONPATH", "").split(os.pathsep)),
+                ]
+            )
         )
         env.setdefault("MPLBACKEND", "Agg")
         env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = "1"
@@ -41,13 +51,16 @@ class Worker:
             [
                 sys.executable,
                 "-m",
-                "tools.coursework.tester",
+                "gradebox.tester",
                 str(self.master),
                 str(os.getpid()),
+                settings.to_json(),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            cwd=ROOT,
+            # the master's setup runs there: the course's first folder on the
+            # path (a checkout), or the master's own folder
+            cwd=(settings.pythonpath or [str(Path(self.master).resolve().parent)])[0],
             env=env,
             start_new_session=True,  # Ctrl-C reaches the grading process only
         )
@@ -57,7 +70,7 @@ class Worker:
         if not isinstance(ready, dict) or ready.get("op") != "ready":
             message = ready.get("message", "") if isinstance(ready, dict) else ready
             self.stop()
-            raise CourseworkError(f"the tester did not start:\n{message}")
+            raise GradingError(f"the tester did not start:\n{message}")
 
     def _recv(self, timeout: float):
         fd = self.proc.stdout.fileno()

@@ -3,7 +3,7 @@
 The sandbox and the tests outside it already stop what such code tries; the scan
 makes the attempt visible: a submission with a finding gets the status ``flagged``
 and the reason in the gradebook, with the scores it earned, for a lecturer to read
-the notebook. It looks for what an assignment on the book's mathematics never
+the notebook. It looks for what a mathematical or numerical assignment never
 needs:
 
 - the test machinery (``otter`` beyond ``grader.check``, ``doctest``, ``unittest``);
@@ -25,15 +25,17 @@ needs:
   name of a Python file (a ``.py`` written to be imported), the import system
   (``sys.path``, ``sys.meta_path``, ``sys.path_hooks``, ``importlib``), and the
   import of a module that is not installed (one written by the notebook);
-- a copy of one of attnlib's functions, under any name and however disguised:
+- a copy of one of the functions of the library under test
+  (:attr:`.common.Settings.library`), under any name and however disguised:
   the copy's fingerprint (:func:`_fingerprint`) is taken after dropping
   docstrings, comments and statements that do nothing (``pass``, a bare
   constant or name, ``x = x``) and renaming the arguments and local variables in
   the order they appear.
 
-The book's own cells (:data:`EXEMPT_CELLS`: the grader's check cell, and the
-cells the book's configuration adds, such as the install cell at the top of the
-book's notebooks) are not scanned.
+The grader's own cells (:data:`EXEMPT_CELLS`: the check cell, the expected
+values) and the course's own (:attr:`.common.Settings.exempt_patterns` and
+``exempt_hooks``, such as the install cell at the top of a book's notebooks) are
+not scanned.
 
 Cells that do not parse as Python (after IPython's magics are set aside) are not a
 finding: they fail when they run.
@@ -46,7 +48,7 @@ import hashlib
 import re
 from functools import lru_cache
 
-from .common import CHECK_CELL, ROOT, exempt_cells
+from .common import CHECK_CELL, current
 from .masters import EXPECTED_MARK
 
 MODULES = {
@@ -204,10 +206,15 @@ def _imported_modules(tree: ast.AST) -> dict[str, str]:
     return out
 
 
-# a function of attnlib this long (statements, nested ones counted) copied into a
-# notebook is a copy of the library, not a coincidence
+# a function of the library this long (statements, nested ones counted) copied into
+# a notebook is a copy of the library, not a coincidence
 COPY_MIN_STATEMENTS = 4
-LIBRARY_COPY = "a copy of attnlib's code"
+
+
+def library_copy(library: str | None = None) -> str:
+    """The start of the finding of a copy of the library's code:
+    ``"a copy of attnlib's code"``."""
+    return f"a copy of {library or current().library}'s code"
 
 
 def _no_op(stmt: ast.stmt) -> bool:
@@ -306,17 +313,25 @@ def _functions(tree: ast.AST):
     )
 
 
-@lru_cache(maxsize=1)
 def library_fingerprints() -> dict[str, str]:
-    """The fingerprint of every function of attnlib of at least
-    :data:`COPY_MIN_STATEMENTS` statements, and its name."""
+    """The fingerprint of every function of the library under test of at least
+    :data:`COPY_MIN_STATEMENTS` statements, and its name (none without a
+    library)."""
+    settings = current()
+    if settings.library is None:
+        return {}
+    return _fingerprints(settings.library, settings.package())
+
+
+@lru_cache(maxsize=4)
+def _fingerprints(library: str, package) -> dict[str, str]:
     out = {}
-    for path in sorted((ROOT / "attnlib").rglob("*.py")):
+    for path in sorted(package.rglob("*.py")):
         try:
             tree = ast.parse(path.read_text(encoding="utf-8"))
         except (OSError, SyntaxError, ValueError):
             continue
-        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        module = ".".join((library, *path.relative_to(package).with_suffix("").parts))
         for node in _functions(tree):
             digest, size = _fingerprint(node)
             if digest and size >= COPY_MIN_STATEMENTS:
@@ -327,9 +342,9 @@ def library_fingerprints() -> dict[str, str]:
 
 
 def library_copies(cells: list[str]) -> list[str]:
-    """The functions of attnlib whose code a notebook holds, under any name: in a
-    code cell, in a cell that writes a file (``%%writefile``, ``%%bash``), or in a
-    string of Python code."""
+    """The functions of the library under test whose code a notebook holds,
+    under any name: in a code cell, in a cell that writes a file (``%%writefile``,
+    ``%%bash``), or in a string of Python code."""
     known = library_fingerprints()
     found: dict[str, None] = {}
     texts = []
@@ -366,7 +381,7 @@ def library_copies(cells: list[str]) -> list[str]:
 
 
 # the cell that defines ``expected`` in the student notebook, as
-# :func:`tools.coursework.masters.expected_cell` writes it (any values: a blob
+# :func:`gradebox.masters.expected_cell` writes it (any values: a blob
 # of base64 that numpy loads without pickle, into numeric arrays only)
 EXPECTED_CELL = re.compile(
     re.escape(EXPECTED_MARK)
@@ -378,8 +393,8 @@ EXPECTED_CELL = re.compile(
     + r"\n?"
 )
 #: cells the scan passes over: the grader's own cells as built (the check cell,
-#: the expected values); more come from
-#: :func:`tools.coursework.common.exempt_cells` (the book's cells)
+#: the expected values); more come from the course's settings
+#: (:meth:`.common.Settings.exempt_rules`)
 EXEMPT_CELLS = [
     lambda source: source.strip() == CHECK_CELL.strip(),
     lambda source: EXPECTED_CELL.fullmatch(source) is not None,
@@ -425,11 +440,12 @@ def scan_cells(cells: list[str]) -> list[str]:
     """Findings (short sentences, at most one per kind and name) of the cells."""
     findings: dict[str, None] = {}
     modules: dict[str, str] = {}
+    exempt_rules = EXEMPT_CELLS + current().exempt_rules()
     trees = []
     kept = []
     for source in cells:
-        if any(exempt(source) for exempt in EXEMPT_CELLS + exempt_cells()):
-            continue  # the book's own cell, as built
+        if any(exempt(source) for exempt in exempt_rules):
+            continue  # the grader's or the course's own cell, as built
         kept.append(source)
         _magics(source, lambda text: findings.setdefault(text, None))
         try:
@@ -452,7 +468,7 @@ def scan_cells(cells: list[str]) -> list[str]:
         for node in nodes:
             _check(node, modules, add)
     for name in library_copies(cells):
-        add(f"{LIBRARY_COPY} ({name})")
+        add(f"{library_copy()} ({name})")
     return list(findings)
 
 
@@ -470,7 +486,7 @@ def _check(node: ast.AST, modules: dict[str, str], add) -> None:
             elif (
                 top
                 and getattr(node, "level", 0) == 0
-                and top not in ("otter", "attnlib")
+                and top not in ("otter", current().library)
                 and not _installed(top)
             ):
                 add(

@@ -6,16 +6,14 @@ Everything a student controls is shown as text; file names are unique per studen
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 import hashlib
 import re
 import unicodedata
 
-from .common import CourseworkError, fmt
+from .common import GradingError, fmt
 from .submissions import printable
+from .grades import Grade
 
-if TYPE_CHECKING:
-    from .grade import Grade
 
 STATUS_HELP = {
     "graded": "graded",
@@ -51,7 +49,7 @@ def file_names(students: list[str]) -> dict[str, str]:
             key = student.encode("utf-8", "surrogatepass")
             name = f"{name.rsplit('-', 1)[0]}-{hashlib.sha256(key).hexdigest()[:size]}"
         if name.lower() in taken:
-            raise CourseworkError(
+            raise GradingError(
                 f"{student!r} and {taken[name.lower()]!r} get the same file name"
             )
         taken[name.lower()] = student

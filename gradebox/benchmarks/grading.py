@@ -1,12 +1,16 @@
 """How long ``make grade`` takes for a class: N copies of a solution, measured here.
 
+The grader is this package; the class is the book's (Assignment 1 of *The
+Mathematics of Transformers*, with attnlib under test), so this benchmark runs from
+the book's repository, where ``make env`` installed both.
+
 Builds Assignment 1 (not timed), writes N copies of its solution notebook (each with
 its own comment cell, so that none is a repeat of another and all are graded), grades
 them with ``make grade``'s grader (each in its sandbox, ``--jobs`` at once) and
 prints the wall-clock time, the time per notebook and the time extrapolated to 200
 notebooks on this machine. Run from the repository root::
 
-    python benchmarks/grading.py [--copies 40] [--jobs N] [--slug a1_modelling]
+    python gradebox/benchmarks/grading.py [--copies 40] [--jobs N] [--slug a1_modelling]
 
 Measured on this project's 2-core machine, 40 copies of Assignment 1 with 2 jobs:
 47 s, 1.2 s per notebook, 3.9 min extrapolated to 200 (load average 1.6 at the
@@ -44,10 +48,13 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+# the book's repository (gradebox/benchmarks/ is two levels down)
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tools.coursework import build, grade, sandbox  # noqa: E402
+from gradebox import sandbox  # noqa: E402
+from gradebox.grade import Incomplete  # noqa: E402
+from tools.coursework import build, grade  # noqa: E402
 
 
 def main() -> int:
@@ -243,7 +250,7 @@ def mixed(n: int, jobs: int, slug: str = "a1_modelling") -> int:
             grades = grade.grade(
                 slug, folder, build_root=tmp / "build", out=out, jobs=jobs
             )
-        except grade.Incomplete as exc:
+        except Incomplete as exc:
             print(f"incomplete: {exc}")
             grades = exc.grades
         seconds = time.perf_counter() - start

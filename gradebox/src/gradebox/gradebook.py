@@ -32,14 +32,11 @@ import sys
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from .common import CourseworkError, fmt
+from .common import GradingError, fmt
 from .feedback import file_names
 from .submissions import printable
-
-if TYPE_CHECKING:
-    from .grade import Grade
+from .grades import Grade
 
 
 DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
@@ -47,7 +44,7 @@ DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
 SEPARATORS = (",", ";", "\t", "|")
 
 
-class Unattached(CourseworkError):
+class Unattached(GradingError):
     """Rows with hand marks that match no submission of a run that made new rows
     (a spreadsheet may have changed their ids): they are kept as they were, and
     the gradebook is written; the run ends with this error, which names them."""
@@ -79,7 +76,7 @@ def atomic_write(path: Path, data: str | bytes) -> None:
     """Write a file so that it is either the old or the new content, never a mix.
 
     A full disk (or any error) leaves the old file and no temporary file, and
-    raises a :class:`CourseworkError` that says so."""
+    raises a :class:`GradingError` that says so."""
     raw = data.encode() if isinstance(data, str) else data
     tmp = path.with_name(f".{path.name[:180]}.{os.getpid()}.tmp")
     try:
@@ -95,12 +92,12 @@ def atomic_write(path: Path, data: str | bytes) -> None:
         except OSError:
             pass
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise CourseworkError(
+            raise GradingError(
                 f"the disk is full: cannot write {path} ({exc.strerror}). Nothing "
                 "half-written was left; free some space and run the same command "
                 "again (what was graded before is kept)"
             ) from None
-        raise CourseworkError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise GradingError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def neutralise(value: str) -> str:
@@ -137,7 +134,7 @@ def read_gradebook(path: Path, check_writable: bool = False) -> Gradebook:
     or tab between cells; any line endings. Every column is kept: one without a
     name is named ``column N``, a repeated name gets `` (N)``.
 
-    Raises :class:`CourseworkError` (so that nothing is lost) when the file has no
+    Raises :class:`GradingError` (so that nothing is lost) when the file has no
     ``student`` column, holds two rows of one student, cannot be decoded, or
     (``check_writable``) is read-only.
     """
@@ -146,7 +143,7 @@ def read_gradebook(path: Path, check_writable: bool = False) -> Gradebook:
     except FileNotFoundError:
         return Gradebook()
     if check_writable and not st.st_mode & 0o222:
-        raise CourseworkError(
+        raise GradingError(
             f"{path} is read-only: it is not replaced. Make it writable "
             f"(chmod u+w {path}) to merge the new grades into it, or move it away "
             "to start a new gradebook"
@@ -159,7 +156,7 @@ def read_gradebook(path: Path, check_writable: bool = False) -> Gradebook:
         try:
             text = raw.decode("cp1252")
         except UnicodeDecodeError:
-            raise CourseworkError(
+            raise GradingError(
                 f"{path} is neither UTF-8 nor Windows-1252 text: save it from the "
                 "spreadsheet as 'CSV UTF-8' and run the same command again"
             ) from None
@@ -182,7 +179,7 @@ def read_gradebook(path: Path, check_writable: bool = False) -> Gradebook:
         delimiter = _separator(first)
     table = list(csv.reader(io.StringIO(body, newline=""), delimiter=delimiter))
     if not table or "student" not in [nfc(c.strip()) for c in table[0]]:
-        raise CourseworkError(
+        raise GradingError(
             f"{path} has no 'student' column in its first line ({first[:80]!r}): "
             "it is not merged, and not replaced. Put the column back (or move the "
             "file away) and run the same command again"
@@ -203,7 +200,7 @@ def read_gradebook(path: Path, check_writable: bool = False) -> Gradebook:
         # one id twice is two students only if their files tell them apart (two
         # names a spreadsheet saved as "??")
         if key and ident in seen:
-            raise CourseworkError(
+            raise GradingError(
                 f"{path} has two rows for {printable(key)!r} (lines {seen[ident]} "
                 f"and {number}): merge them into one and run the same command again"
             )
@@ -241,7 +238,7 @@ def write_gradebook(
     a spreadsheet that changed the id does not detach it (see the module).
     Before writing, the merge is checked: if two earlier rows claim one
     submission, or any earlier row or any non-empty cell that is not autograded
-    would change, nothing is written and a :class:`CourseworkError` says which.
+    would change, nothing is written and a :class:`GradingError` says which.
     The previous file is kept in ``history`` when it changes.
 
     Returns
@@ -304,7 +301,7 @@ def write_gradebook(
             + f" both belong to {printable(mine[k].file)!r} of {printable(k)!r}"
             for k, rows in list(twice.items())[:5]
         )
-        raise CourseworkError(
+        raise GradingError(
             f"{path} is not replaced: rows {what} (a spreadsheet may have changed "
             "an id). Keep one row per student, with the hand marks, and run the "
             "same command again (the results are saved)"
@@ -444,7 +441,7 @@ def _check_merge(
             lost.append(f"{printable(key)!r}'s {column!r} ({printable(row[column])!r})")
     if lost:
         more = f" and {len(lost) - 5} more" if len(lost) > 5 else ""
-        raise CourseworkError(
+        raise GradingError(
             f"{path} is not replaced: the merge would lose {'; '.join(lost[:5])}"
             f"{more}. The results are saved; fix the file and run the same command "
             "again"

@@ -13,15 +13,16 @@ another submission. It
 4. answers the tester: the values of the requested names as plain data, and calls
    of the student's functions with plain-data arguments.
 
-The grader starts it twice per submission. The first sandbox has ``attnlib``; the
-second has no ``attnlib`` at all (its files are not in the sandbox): there
-``import attnlib`` gives a stand-in whose every name raises :class:`LibraryAbsent`
-when used, so that a notebook's imports run as written, and an "implement" function
-or a "derive" value that needs the library cannot be computed, whatever the
-notebook does to the interpreter, to threads or to this harness. The tester takes
-the "implement" functions and "derive" values from the second sandbox only.
-Everything here runs in the student's process, so the student can change it;
-nothing here decides a score (the tester compares the answers), and the sandbox
+The grader starts it twice per submission when the assignment asks for code or
+values computed without the library under test (the course's setting, e.g.
+``attnlib``). The first sandbox has the library; the second has none of it (its
+files are not in the sandbox): there ``import <library>`` gives a stand-in whose every
+name raises :class:`LibraryAbsent` when used, so that a notebook's imports run as
+written, and an "implement" function or a "derive" value that needs the library cannot
+be computed, whatever the notebook does to the interpreter, to threads or to this
+harness. The tester takes the "implement" functions and "derive" values from the second
+sandbox only. Everything here runs in the student's process, so the student can change
+it; nothing here decides a score (the tester compares the answers), and the sandbox
 bounds what a changed harness could do.
 """
 
@@ -42,20 +43,22 @@ class GradingTimeout(BaseException):
 
 
 class LibraryAbsent(BaseException):
-    """A name of ``attnlib`` was used where the library is absent (not an
+    """A name of the library under test was used where the library is absent (not an
     ``Exception``, so that ``except Exception`` does not hide it)."""
 
 
-# names of attnlib that the notebook used where the library is absent
+# names of the library that the notebook used where the library is absent
 _ABSENT_USED: list[str] = []
+# the library under test, by its top-level name (the sandbox's settings)
+_LIBRARY: list[str] = []
 # the library's constants where it is absent (data, no code: the tester sends
 # them): module -> name -> value
 _CONSTANTS: dict = {}
 
 
 class _Absent:
-    """What a name of ``attnlib`` is where the library is absent: using it in any
-    way raises :class:`LibraryAbsent`."""
+    """What a name of the library under test is where the library is absent:
+    using it in any way raises :class:`LibraryAbsent`."""
 
     def __init__(self, name: str):
         object.__setattr__(self, "_name", name)
@@ -73,11 +76,11 @@ class _Absent:
     __mro_entries__ = __instancecheck__ = __subclasscheck__ = _fail
 
     def __repr__(self):
-        return f"<{object.__getattribute__(self, '_name')}: attnlib is absent here>"
+        return f"<{object.__getattribute__(self, '_name')}: its library is absent here>"
 
 
-def _absent_library() -> None:
-    """``import attnlib`` (and any ``attnlib.x``) gives modules of :class:`_Absent`
+def _absent_library(library: str) -> None:
+    """``import <library>`` (and any ``<library>.x``) gives modules of :class:`_Absent`
     names: the library's code is not in this sandbox."""
     import importlib.abc
     import importlib.machinery
@@ -94,7 +97,7 @@ def _absent_library() -> None:
 
     class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         def find_spec(self, fullname, path=None, target=None):
-            if fullname == "attnlib" or fullname.startswith("attnlib."):
+            if fullname == library or fullname.startswith(library + "."):
                 return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
             return None
 
@@ -225,7 +228,7 @@ def _run_cells(
 ) -> tuple[list, bool, dict]:
     """Run the cells; errors (cell index, type, message), whether the budget ran
     out, and (where the library is absent) the names among ``names`` whose last
-    binding failed because it needed attnlib, with what it used.
+    binding failed because it needed the library, with what it used.
 
     Where the library is absent, a cell runs one top-level statement at a time and
     goes on after a statement that fails: a function defined after a statement
@@ -294,7 +297,7 @@ def _call(func, args, kwargs, cpu: float):
     try:
         result = func(*args, **kwargs)
     except LibraryAbsent:
-        return None, None, list(_ABSENT_USED) or ["attnlib"]
+        return None, None, list(_ABSENT_USED) or list(_LIBRARY)
     except GradingTimeout:
         return None, {"type": "GradingTimeout", "message": ""}, []
     except BaseException as exc:  # the student's function raised
@@ -336,8 +339,9 @@ def main() -> int:
                 ):
                     dst.write(fh.read())
     signal.signal(signal.SIGPROF, _on_sigprof)
-    if limits.get("absent"):
-        _absent_library()
+    _LIBRARY[:] = [str(limits.get("library") or "")]
+    if limits.get("absent") and limits.get("library"):
+        _absent_library(str(limits["library"]))
     _stand_in_otter()
     shell = _shell()
     task = wire.read_frame(chan_in)

@@ -43,7 +43,7 @@ def _hidden(name: str) -> bool:
 LINK_REFUSED = (
     "a symbolic link: links are not graded (they may point to a classmate's "
     "notebook or outside the folder); copy the file in, or pass --follow-links "
-    "(make grade ... FOLLOW_LINKS=1)"
+    "(the book's make grade: FOLLOW_LINKS=1)"
 )
 
 

@@ -15,12 +15,13 @@ change a comparison: the comparisons run in this process, which never executes t
 student's code and never unpickles anything. The functions of an "implement"
 question (``implement:`` in the question's configuration) and the values of a
 "derive" question (``derive:``) come from a second sandbox, where the notebook runs
-again without ``attnlib``: there is no code of the library there to call.
+again without the library under test (:attr:`.common.Settings.library`): there is
+no code of the library there to call.
 
 It runs as a long-lived worker, one per notebook graded at a time, so that its
-imports and the master's setup are paid once: ``python -m tools.coursework.tester
-MASTER PARENT_PID`` reads tasks from its standard input and writes results to its
-standard output (:mod:`.wire` frames).
+imports and the master's setup are paid once: ``python -m gradebox.tester
+MASTER PARENT_PID SETTINGS`` (the settings as JSON) reads tasks from its
+standard input and writes results to its standard output (:mod:`.wire` frames).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import sandbox, scan, wire
+from .common import Settings, configure, current
 from .masters import (
     _no_display,
     expected_values,
@@ -85,7 +87,7 @@ class Stopped(BaseException):
 
 
 class LibraryUse(BaseException):
-    """A function of an "implement" question needs ``attnlib``.
+    """A function of an "implement" question needs the library under test.
 
     Not an ``Exception``: a test's ``except Exception`` must not count it as the
     error it expects."""
@@ -213,7 +215,7 @@ class Assignment:
                     f"{m.path.name}: {q.name} implements or derives "
                     f"{sorted(unknown)}, which no solution cell defines"
                 )
-        # taken from the sandbox without attnlib only
+        # taken from the sandbox without the library only
         self.absent = set().union(*self.implement.values(), *self.derive.values())
         self.names = sorted((used | self.absent) & answers)
         self._base: dict | None = None
@@ -352,30 +354,34 @@ _CONSTANTS: dict = {}
 
 
 def library_constants() -> dict:
-    """The public constants of attnlib's modules (``attnlib.NORMALIZATIONS``,
-    ``attnlib.angles.TWO_PI``), as plain data: module -> name -> value.
+    """The public constants of the modules of the library under test (for the
+    book's ``attnlib``: ``attnlib.NORMALIZATIONS``, ``attnlib.angles.TWO_PI``), as
+    plain data: module -> name -> value.
 
     The sandbox without the library gets them, so that an "implement" function
     that uses a constant of the library (not its code) works there as it does in
-    the student's ``grader.check``, whose rule is the same: code of attnlib may
-    not run, its data may be read."""
+    the student's ``grader.check``, whose rule is the same: code of the library
+    may not run, its data may be read."""
     if _CONSTANTS:
         return _CONSTANTS
     import importlib
     import pkgutil
 
+    library = current().library
+    if library is None:
+        return _CONSTANTS
     try:
-        import attnlib
+        package = importlib.import_module(library)
     except Exception:  # no library: nothing to give
         return _CONSTANTS
-    for info in pkgutil.iter_modules(attnlib.__path__):
+    for info in pkgutil.iter_modules(getattr(package, "__path__", [])):
         if not info.ispkg:
             try:
-                importlib.import_module(f"attnlib.{info.name}")
+                importlib.import_module(f"{library}.{info.name}")
             except Exception:  # a module that does not import here is not used
                 pass
     for name, module in sorted(sys.modules.items()):
-        if module is None or not (name == "attnlib" or name.startswith("attnlib.")):
+        if module is None or not (name == library or name.startswith(library + ".")):
             continue
         values = {}
         for key, value in sorted(vars(module).items()):
@@ -707,13 +713,13 @@ def _message(exc: BaseException, case: Case, ns: dict | None = None) -> str:
 
 def run_cases(assignment: Assignment, channels: dict, answers: dict) -> dict:
     """Run every test case; the per-question results. ``channels[True]`` is the
-    sandbox without attnlib, ``answers[True]`` its answers, which stand for the
+    sandbox without the library, ``answers[True]`` its answers, which stand for the
     names of :attr:`Assignment.absent` (``channels[False]`` and ``answers[False]``
     for the other names)."""
     cases: dict[str, list[dict]] = {q: [] for q, _ in assignment.questions}
     library: dict[str, str] = {}
-    # names that the notebook defines with attnlib and not without it, or whose
-    # last definition needed attnlib (what it used)
+    # names that the notebook defines with the library and not without it, or whose
+    # last definition needed the library (what it used)
     needs = {
         name: ""
         for name in assignment.absent
@@ -737,8 +743,8 @@ def run_cases(assignment: Assignment, channels: dict, answers: dict) -> dict:
         except LibraryUse as exc:
             where = f" ({exc.where})" if exc.where else ""
             message = (
-                f"{exc.name} needs attnlib{where}: this question asks you to write "
-                "it yourself, without the library"
+                f"{exc.name} needs {current().library}{where}: this question asks "
+                "you to write it yourself, without the library"
             )
             library.setdefault(case.question, message)
         except Stopped as exc:
@@ -808,7 +814,7 @@ def _run_case(assignment, case, channels, answers, needs) -> bool:
 def _start(
     limits: sandbox.Limits, uid: int, unsafe: bool, absent: bool, group_name: str = ""
 ):
-    """Start the harness in a sandbox (without attnlib if ``absent``) in a control
+    """Start the harness in a sandbox (without the library if ``absent``) in a control
     group of its own where the system allows one: the process, its scratch folder
     (without a sandbox only) and its control group (or None). The group is named
     ``<tester pid>-<uid>`` (what :func:`sandbox.remove_stale_groups` reads) unless
@@ -882,8 +888,10 @@ def _answers(first: dict, names: list[str]) -> dict:
 
 def _refuse_copies(assignment: Assignment, tested: dict, flags: list[str]) -> None:
     """No points for the implement and derive questions of a notebook that holds a
-    copy of attnlib's code under another name (the scan's finding)."""
-    copies = [f for f in flags if f.startswith(scan.LIBRARY_COPY)]
+    copy of the library's code under another name (the scan's finding)."""
+    copies = [
+        f for f in flags if current().library and f.startswith(scan.library_copy())
+    ]
     if not copies:
         return
     message = (
@@ -908,13 +916,13 @@ def grade(
 ) -> dict:
     """Grade the code cells of one notebook; a plain-data result.
 
-    The notebook runs in a sandbox with attnlib and, when the assignment has
-    "implement" or "derive" questions, at the same time in a second one without
-    it (:func:`sandbox.command`), whose answers stand for those questions' names.
+    The notebook runs in a sandbox with the library under test and, when the assignment
+    has "implement" or "derive" questions, at the same time in a second one without it
+    (:func:`sandbox.command`), whose answers stand for those questions' names.
 
     Keys: ``status`` (graded, timeout or failed; the caller adds flagged),
     ``reason``, ``flags`` (findings of the scan), ``scores``, ``cases``,
-    ``library`` (questions whose answers needed attnlib), ``cell_errors`` and
+    ``library`` (questions whose answers needed the library), ``cell_errors`` and
     ``seconds``.
     """
     start = time.monotonic()
@@ -970,7 +978,7 @@ def grade(
         )
         for absent, channel in channels.items():
             if channel.stopped and result["status"] == "graded":
-                where = " (its run without attnlib)" if absent else ""
+                where = f" (its run without {current().library})" if absent else ""
                 result["status"] = channel.stopped_kind
                 result["reason"] = (
                     f"{channel.stopped}{where}; the tests after that failed"
@@ -1023,6 +1031,7 @@ def _die_with_parent(parent: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     master, parent = Path(args[0]), int(args[1])
+    configure(Settings.from_json(args[2]) if len(args) > 2 else Settings())
     _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the grading process decides
     sandbox.remove_stale_groups()  # of testers killed before they could

@@ -5,8 +5,9 @@ The student's notebook runs in :mod:`.harness` inside a sandbox that has
 - no network (own network namespace) and no view of other processes (own process
   namespace: every process the notebook starts dies with the sandbox, which dies
   with the tester that started it);
-- a read-only view of the system (``/usr``), of Python and the book's environment,
-  of ``attnlib`` and of the harness, and nothing else: not the repository, the
+- a read-only view of the system (``/usr``), of Python and its environment, of
+  the library under test (:attr:`.common.Settings.library`) and of the harness,
+  and nothing else: not the course's files, the
   masters, the autograder, other submissions, the gradebook or a home directory;
 - one writable folder, a ``tmpfs`` of bounded size at ``/tmp`` that disappears with
   the sandbox, and a private ``/dev/shm`` of bounded size (for multiprocessing);
@@ -30,7 +31,7 @@ The student's notebook runs in :mod:`.harness` inside a sandbox that has
   leases (F_SETLEASE), watches on their opens (``inotify``, ``fanotify``,
   ``F_NOTIFY``), the kernel's keyrings, and the calls that tell or change
   whether a page of a file is cached (``mincore``, ``cachestat``, ``preadv2``,
-  ``posix_fadvise``, ``readahead``). Without it, the sandbox with attnlib
+  ``posix_fadvise``, ``readahead``). Without it, the sandbox with the library
   answered the calls of the one without it through read locks on a file of the
   standard library (tests/assignments/attacks.py, "relay"). Chosen over running
   the sandboxes one after the other, which costs half the speed and still leaves
@@ -58,10 +59,12 @@ from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
-from .common import ROOT, CourseworkError
+from .common import GradingError, current
 
 HERE = Path(__file__).resolve().parent
-INSIDE = "/opt/grader"  # where the harness, attnlib and caches appear in the sandbox
+INSIDE = (
+    "/opt/grader"  # where the harness, the library and caches appear in the sandbox
+)
 # an unprivileged user id per tester process (no account needed), far above the ids
 # of real accounts
 UID_BASE = 2_000_000_000
@@ -75,7 +78,7 @@ def slot_uid(grader_pid: int, slot: int) -> int:
 
 
 def absent_uid(uid: int) -> int:
-    """The user id of the sandbox without attnlib beside the sandbox of ``uid``
+    """The user id of the sandbox without the library beside the sandbox of ``uid``
     (its own: the process limit counts each sandbox alone)."""
     return uid - 10**8
 
@@ -83,7 +86,8 @@ def absent_uid(uid: int) -> int:
 INSTALL_HINT = (
     "bubblewrap (bwrap) is not installed: it isolates each submission while it is "
     "graded. Install it (Debian/Ubuntu: apt-get install bubblewrap) or, only for "
-    "notebooks you trust, pass --unsafe-no-sandbox (make grade ... UNSAFE=1)"
+    "notebooks you trust, pass --unsafe-no-sandbox (the book's make grade: "
+    "UNSAFE=1)"
 )
 BLOCKED_HINT = (
     "bubblewrap is installed ({exe}) but cannot create a sandbox: {error}. "
@@ -112,7 +116,7 @@ class Limits:
     ``2 cpu + 10`` seconds of CPU. Where the sandbox's control group counts CPU
     time (:class:`Cgroup`), the same holds for all its processes together: the
     sandbox is stopped at ``cpu + 10`` s until its cells have run, at ``2 cpu + 10``
-    s in all (:class:`tools.coursework.tester.CpuWatch`). CPU time, not wall-clock
+    s in all (:class:`gradebox.tester.CpuWatch`). CPU time, not wall-clock
     time, so that a notebook is charged for its own computing only, however busy
     the machine. The tester
     gives up after ``wall`` seconds of wall-clock time (a notebook that sleeps):
@@ -145,7 +149,7 @@ class Limits:
     def __post_init__(self):
         for name, value in asdict(self).items():
             if value is not None and not value > 0:
-                raise CourseworkError(f"limit {name} must be > 0, got {value}")
+                raise GradingError(f"limit {name} must be > 0, got {value}")
 
     @property
     def wall(self) -> float:
@@ -188,7 +192,7 @@ def machine_memory_mb() -> int | None:
 
 def job_memory_mb(limits: Limits) -> int:
     """The memory one notebook graded at a time may hold: its two sandboxes (with
-    and without attnlib, run at the same time) and its tester."""
+    and without the library, run at the same time) and its tester."""
     return 2 * limits.sandbox_memory_mb + limits.tester_memory_mb
 
 
@@ -331,7 +335,7 @@ def require(unsafe: bool) -> None:
     """Refuse to grade without a sandbox unless the lecturer said so."""
     exe, why = probe()
     if exe is None and not unsafe:
-        raise CourseworkError(why)
+        raise GradingError(why)
 
 
 def _user_tasks(uid: int) -> int:
@@ -590,7 +594,7 @@ def _tester_alive(pid: int) -> bool:
     """Whether ``pid`` is a running tester (not a process that reused its number)."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return b"tools.coursework.tester" in fh.read()
+            return b"gradebox.tester" in fh.read()
     except OSError:
         return False
 
@@ -598,7 +602,7 @@ def _tester_alive(pid: int) -> bool:
 def remove_stale_groups() -> list[str]:
     """Remove the control groups of testers that are gone, killing what is left in
     them: a tester killed with SIGKILL cannot remove its own. A group is named
-    ``<tester pid>-<uid>`` (:func:`tools.coursework.tester._start`); others are left
+    ``<tester pid>-<uid>`` (:func:`gradebox.tester._start`); others are left
     alone. Returns the names removed."""
     kind = cgroup_kind()
     if not kind:
@@ -664,14 +668,16 @@ def _drop_root(uid: int) -> list[str]:
     ]
 
 
-MPL_CACHE = ROOT / "_build" / ".grader-matplotlib"
-
-
-@lru_cache(maxsize=1)
 def mpl_cache() -> str:
-    """A folder holding matplotlib's font list, made once for this checkout
-    (``_build/.grader-matplotlib``), so that each sandbox does not build it again
-    (seconds per submission). Nothing is left in ``/tmp``."""
+    """A folder holding matplotlib's font list, made once in the grader's cache
+    (``<cache>/.grader-matplotlib``, :meth:`Settings.cache_dir`), so that each
+    sandbox does not build it again (seconds per submission). Nothing is left in
+    ``/tmp``."""
+    return _mpl_cache(current().cache_dir() / ".grader-matplotlib")
+
+
+@lru_cache(maxsize=4)
+def _mpl_cache(MPL_CACHE: Path) -> str:
     if not any(MPL_CACHE.glob("fontlist*.json")):
         MPL_CACHE.parent.mkdir(parents=True, exist_ok=True)
         work = Path(
@@ -744,7 +750,7 @@ def _parents(binds: list[str]) -> list[str]:
 # Each sandbox already has its own writable files (a tmpfs at /tmp and at
 # /dev/shm), its own System V and POSIX IPC (--unshare-ipc), network (abstract
 # Unix sockets included) and processes. What the sandboxes of a run still share
-# are the read-only binds (/usr, Python, the environment, the harness, attnlib,
+# are the read-only binds (/usr, Python, the environment, the harness, the library,
 # matplotlib's font list), and through the kernel a file seen by two sandboxes
 # carries signals even when nobody can write it: an advisory lock (flock, or a
 # POSIX/OFD byte-range lock, both allowed on a file opened read-only; a read
@@ -757,9 +763,9 @@ def _parents(binds: list[str]) -> list[str]:
 # that tell or change whether a page of a shared file is in the page cache
 # without timing a read (mincore, cachestat, preadv2 with RWF_NOWAIT, and the
 # eviction and prefetching of posix_fadvise and readahead): a page brought in
-# by one sandbox would be a bit that another reads. Nothing a notebook of this
-# book runs needs them: numpy, scipy, sympy, IPython (its history is off) and
-# matplotlib (whose cache lock is a file made with O_EXCL in its private
+# by one sandbox would be a bit that another reads. Nothing a notebook of the book this
+# grader was written for runs needs them: numpy, scipy, sympy, IPython (its history is
+# off) and matplotlib (whose cache lock is a file made with O_EXCL in its private
 # MPLCONFIGDIR) take no such lock, and Python reads files with read and pread.
 # What is left is timing: how fast a read of a shared file is, or how busy the
 # machine is, a channel noisy and slow, and one a page can carry once only
@@ -839,7 +845,7 @@ _NR, _ARCH, _ARG1_LOW = 0, 4, 24
 def seccomp_program(machine: str | None = None) -> bytes:
     """The filter (an array of ``struct sock_filter``) that bubblewrap installs
     with ``--seccomp``, for ``machine`` (default: this one's,
-    :func:`platform.machine`). Raises :class:`CourseworkError` for an
+    :func:`platform.machine`). Raises :class:`GradingError` for an
     architecture whose system call numbers are not in :data:`SYSCALLS`."""
     import platform
     import struct
@@ -847,7 +853,7 @@ def seccomp_program(machine: str | None = None) -> bytes:
     machine = machine or platform.machine()
     table = SYSCALLS.get({"arm64": "aarch64", "amd64": "x86_64"}.get(machine, machine))
     if table is None:
-        raise CourseworkError(
+        raise GradingError(
             f"the sandbox's filter of system calls knows x86_64 and aarch64, not "
             f"{machine!r}: grading refuses to run without it (add the numbers "
             f"to sandbox.SYSCALLS)"
@@ -884,16 +890,19 @@ def seccomp_program(machine: str | None = None) -> bytes:
 SECCOMP_FD = 9  # the descriptor bubblewrap reads the filter from
 
 
-@lru_cache(maxsize=1)
 def seccomp_file() -> str:
     """A file holding :func:`seccomp_program`, written once per grading process
-    (``_build/.grader-seccomp/<digest>.bpf``): the command opens it as
+    (``<cache>/.grader-seccomp/<digest>.bpf``): the command opens it as
     descriptor :data:`SECCOMP_FD` for bubblewrap, so that the command runs as it
     is, with no descriptor to pass."""
+    return _seccomp_file(current().cache_dir() / ".grader-seccomp")
+
+
+@lru_cache(maxsize=4)
+def _seccomp_file(folder: Path) -> str:
     import hashlib
 
     program = seccomp_program()
-    folder = ROOT / "_build" / ".grader-seccomp"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{hashlib.sha256(program).hexdigest()[:16]}.bpf"
     if not path.exists() or path.read_bytes() != program:
@@ -911,13 +920,18 @@ def with_seccomp(cmd: list[str]) -> list[str]:
 
 
 def library_copies() -> list[str]:
-    """Folders named ``attnlib`` on this Python's path other than this checkout's
-    (an installed copy in the environment, which the sandbox binds)."""
+    """Folders named like the library under test on this Python's path other than
+    the one graded with (an installed copy in the environment, which the sandbox
+    binds)."""
+    settings = current()
+    if settings.library is None:
+        return []
+    package = settings.package()
     found = []
     for entry in sys.path:
-        path = Path(entry or ".") / "attnlib"
+        path = Path(entry or ".") / settings.library
         try:
-            if path.is_dir() and path.resolve() != (ROOT / "attnlib").resolve():
+            if path.is_dir() and path.resolve() != package:
                 found.append(str(path))
         except OSError:
             continue
@@ -928,9 +942,12 @@ def command(
     slot_uid: int, limits: Limits, *, unsafe: bool, absent: bool = False
 ) -> tuple[list[str], dict]:
     """The command line and environment that start the harness for one submission;
-    with ``absent``, in a sandbox without ``attnlib``: its files are neither bound
-    nor visible (an installed copy is covered by an empty folder), and the harness
-    answers ``import attnlib`` with a stand-in that has no code of the library."""
+    with ``absent``, in a sandbox without the library under test
+    (:attr:`Settings.library`): its files are neither bound nor visible (an
+    installed copy is covered by an empty folder), and the harness answers its
+    import with a stand-in that has no code of the library."""
+    course = current()
+    package = course.package()
     settings = {
         "memory": limits.memory_mb * 2**20,
         "file_size": limits.file_mb * 2**20,
@@ -940,6 +957,7 @@ def command(
         "paths": [f"{INSIDE}/lib"],
         "mpl_cache": f"{INSIDE}/mplcache",
         "absent": absent,
+        "library": course.library,
     }
     if absent:
         settings["paths"] = []
@@ -962,10 +980,10 @@ def command(
     exe, why = probe()
     if exe is None:
         if not unsafe:
-            raise CourseworkError(why)
-        # no isolation: the harness and attnlib from this checkout, same limits
+            raise GradingError(why)
+        # no isolation: the harness and the library from where they are, same limits
         settings.update(
-            paths=[] if absent else [str(ROOT)],
+            paths=[] if absent or package is None else [str(package.parent)],
             mpl_cache=mpl_cache(),
             processes=_user_tasks(os.getuid()) + limits.processes,
         )
@@ -987,8 +1005,8 @@ def command(
         mpl_cache(),
         f"{INSIDE}/mplcache",
     ]
-    if not absent:
-        binds += ["--ro-bind", str(ROOT / "attnlib"), f"{INSIDE}/lib/attnlib"]
+    if not absent and package is not None:
+        binds += ["--ro-bind", str(package), f"{INSIDE}/lib/{course.library}"]
     # the one writable folder, for everybody (the sandbox's user is not root); it is
     # mounted before the binds, so that a checkout or environment that lives under
     # /tmp is bound over it instead of hidden by it. As root the sandbox's control

@@ -4,16 +4,13 @@ in columns that hold with names of any script (a CJK character takes two).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 import sys
 import time
 
 from .common import fmt
 from .feedback import STATUS_HELP
 from .submissions import printable
-
-if TYPE_CHECKING:
-    from .grade import Grade
+from .grades import Grade
 
 
 def cell(text: str, width: int) -> str:
