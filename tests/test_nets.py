@@ -175,7 +175,7 @@ def test_post_ln_layer_is_the_books_layer_map(attention, causal):
     model = Model(
         beta=1.7,
         heads=_heads(p),
-        sphere=False,
+        geometry="euclidean",
         normalization=attention,
         mask="causal" if causal else None,
     )
