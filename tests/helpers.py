@@ -6,7 +6,8 @@ import contextlib
 import http.server
 import itertools
 import re
-import shutil
+
+from tools.browser_check import chromium_path
 
 #: The jupytext front matter of a MyST text notebook run by the python3 kernel, as
 #: every chapter of the book starts (for the tests that build small books).
@@ -39,8 +40,9 @@ def jshtml_frames(html: str) -> int:
     return len(_FRAME.findall(html))
 
 
-#: Debian's Chromium, which the browser tests drive through playwright (None: absent)
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+#: Debian's Chromium, which the browser tests drive through playwright (None: absent),
+#: started by ``tools.browser_check.chromium`` (the ``browser`` fixture)
+CHROMIUM = chromium_path()
 
 
 # ------------------------------------------------ the labels of a static explorer

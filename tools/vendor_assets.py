@@ -150,7 +150,7 @@ _OTHER_FONTS = re.compile(r',url\([^)]*\.(?:woff|ttf)\) format\("(?:woff|truetyp
 def woff2_only(css: str) -> str:
     """KaTeX's stylesheet with its fonts in WOFF2 only (the site ships no other)."""
     out = _OTHER_FONTS.sub("", css)
-    if "woff2" not in out or re.search(r"\.(?:ttf|woff)\)", out):
+    if "woff2" not in out or re.search(r"\.(?:ttf|woff)\b", out):
         raise ValueError("KaTeX's stylesheet does not name its fonts as expected")
     return out
 
