@@ -101,6 +101,7 @@ def setup(app: Any) -> dict:
     # vendored scripts in the site, and the footer's links (cite, PDF, repository)
     app.connect("config-inited", assets.config_inited)
     app.connect("builder-inited", assets.builder_inited)
+    app.connect("build-finished", assets.build_finished)
     app.connect("builder-inited", sitelinks.builder_inited)
     app.connect("html-page-context", sitelinks.add_footer_links)
     # the formulas typeset while the book is built (KaTeX in Node.js): no page

@@ -682,3 +682,19 @@ def test_the_site_ships_no_check_only_script(tmp_path):
     assert shipped_failures(tmp_path) == [
         "the site ships axe/ in _static (only the page check loads it)"
     ]
+
+
+def test_the_site_ships_no_script_that_no_page_loads(tmp_path):
+    # MathJax's 24 MB once every page had moved to typeset formulas, Font Awesome's
+    # JavaScript, source maps: files that no reader downloads
+    from tools.check_html import shipped_failures
+
+    root, page = _site(tmp_path, {"_static/a.js": 10, "_static/scripts/b.js": 10})
+    assert shipped_failures(root) == []
+    (root / "_static" / "mathjax").mkdir()
+    (root / "_static" / "mathjax" / "tex-mml-chtml.js").write_text("x")
+    (root / "_static" / "scripts" / "b.js.map").write_text("{}")
+    (failure,) = shipped_failures(root)
+    assert failure.startswith("the site ships 2 scripts or source maps that no page")
+    assert "_static/mathjax/tex-mml-chtml.js" in failure
+    assert "_static/scripts/b.js.map" in failure

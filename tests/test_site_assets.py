@@ -105,6 +105,10 @@ def test_pages_load_no_icon_script_and_the_site_ships_no_axe(site):
     assert icon_failures(text, "index.html", site_stylesheets(site)) == []
     assert (site / "_static" / "katex" / "katex.min.css").exists()
     assert not (site / "_static" / "katex-node").exists()
+    # nor the theme's files that no page loads
+    assert not (site / "_static" / "scripts" / "fontawesome.js").exists()
+    assert not list((site / "_static").rglob("*.map"))
+    assert (site / "_static" / "scripts" / "bootstrap.js").exists()
     assert shipped_failures(site) == []
 
 

@@ -615,12 +615,39 @@ CHECK_ONLY = ("axe", "katex-node")
 
 
 def shipped_failures(root: Path) -> list[str]:
-    """What the site ships that no page loads: the page check's axe-core."""
-    return [
+    """What the site ships that no page loads: the page check's axe-core, the
+    build's KaTeX, a script of ``_static`` that no page names in a ``<script src>``
+    (MathJax, Font Awesome's JavaScript), a source map."""
+    failures = [
         f"the site ships {folder}/ in _static (only the page check loads it)"
         for folder in CHECK_ONLY
         if (root / "_static" / folder).exists()
     ]
+    static = root / "_static"
+    if not static.is_dir():
+        return failures
+    loaded: set[Path] = set()
+    for page in root.rglob("*.html"):
+        if static in page.parents:
+            continue
+        loaded.update(p for p in page_scripts(page, root) if p != "<inline>")
+    loaded_paths = {(root / p).resolve() for p in loaded}
+    unloaded = sorted(
+        p.relative_to(root).as_posix()
+        for p in static.rglob("*")
+        if p.is_file()
+        and (
+            p.suffix == ".map"
+            or (p.suffix == ".js" and p.resolve() not in loaded_paths)
+        )
+        and not any(folder in p.relative_to(static).parts[:1] for folder in CHECK_ONLY)
+    )
+    if unloaded:
+        failures.append(
+            f"the site ships {len(unloaded)} scripts or source maps that no page "
+            f"loads: {', '.join(unloaded[:5])}" + (" ..." if len(unloaded) > 5 else "")
+        )
+    return failures
 
 
 # a proof (sphinx-proof's prf:proof: the classes "proof admonition" and the id
