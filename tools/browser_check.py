@@ -1,8 +1,11 @@
 """The pages as a reader's browser shows them: Chromium at 1366 px and at 390 px.
 
 Called by :mod:`tools.check_html` (point 5) with the pages to check; it drives the
-Debian ``chromium`` through playwright, offline (any request to another host is
-aborted), and for every page reports
+Debian ``chromium`` through playwright (started in one place, :func:`chromium`, which
+the tests' ``browser`` fixture uses too), offline (any request to another host is
+aborted). It reads every page once with JavaScript disabled
+(:func:`read_without_scripts`: the document whose text the page check searches for
+TeX, since the formulas are typeset in the HTML), and for every page reports
 
 * its weight: the bytes of the page and of every file it loads before a reader does
   anything (a static explorer's other frames come later, on demand), against the
@@ -11,9 +14,9 @@ aborted), and for every page reports
   or serious violation found by axe-core (``book/_vendor/axe/axe.min.js``, fetched
   from npm by :mod:`tools.vendor_assets`) in the theme's light or dark mode (also
   for every other page of the edition: :func:`accessibility_pages`); a control of
-  a static explorer that does not change the figure; text outside the typeset
-  formulas, code and scripts that holds a TeX command (``\\frac``, ``\\langle``,
-  ...) or a pair of dollars; a wide displayed equation that does not open at its
+  a static explorer that does not change the figure; text outside code and
+  scripts that holds a TeX command (``\\frac``, ``\\langle``, ...) or a pair of
+  dollars once the scripts ran; a wide displayed equation that does not open at its
   start; the right-hand contents marking another section than the one at the top
   of the screen (:func:`toc_failures`); and at 390 px: a page wider than the
   screen, a sidebar toggle that does not open the table of contents, a displayed
