@@ -83,6 +83,7 @@ that executes the chapters.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -434,6 +435,16 @@ SOLUTION_PROMISE = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=4)
+def soup_of(text: str) -> Any:
+    """``text`` parsed by Beautiful Soup (Python's HTML parser), for reading only:
+    the last few pages parsed are kept, since each page is read by several checks
+    (a chapter with its typeset formulas takes seconds to parse)."""
+    from bs4 import BeautifulSoup
+
+    return BeautifulSoup(text, "html.parser")
+
+
 def _not_prose(el: Any) -> bool:
     if el.name in NOT_PROSE or NOT_PROSE_CLASS in (el.get("class") or ()):
         return True
@@ -445,11 +456,11 @@ class _Prose:
     images; the page is parsed by Beautiful Soup (Python's HTML parser)."""
 
     def __init__(self, text: str):
-        from bs4 import BeautifulSoup, Comment, NavigableString
+        from bs4 import Comment, NavigableString
 
         self.chunks: list[tuple[str, str]] = []  # (nearest id, text)
         self.images: list[tuple[str, dict]] = []  # (nearest id, attributes)
-        soup = BeautifulSoup(text, "html.parser")
+        soup = soup_of(text)
         where = "top"
         # the document's elements and strings in order: the nearest id is the last
         # one opened before the text (as a reader scrolls to it)
@@ -488,9 +499,7 @@ def prose_failures(text: str, name: str) -> list[str]:
 def formula_counts(text: str) -> tuple[int, int, int]:
     """The formulas of a page (Sphinx's ``math`` elements), how many of them hold
     KaTeX's typeset output, and how many KaTeX marked as errors."""
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(text, "html.parser")
+    soup = soup_of(text)
     formulas = soup.select("span.math, div.math")
     typeset = [f for f in formulas if f.select_one(".katex")]
     errors = soup.select(".katex-error, .attnlib-tex-error")
@@ -525,18 +534,13 @@ _JS_TYPES = {"", "text/javascript", "application/javascript", "module"}
 ICON_SCRIPT = "fontawesome.js"
 # a Font Awesome class (fa-solid, fa-lg, fa-magnifying-glass...)
 _FA_CLASS = re.compile(r"\bfa-[a-z0-9-]+")
-_CLASS_ATTR = re.compile(r'\sclass="([^"]*)"')
 
 
 def page_scripts(page: Path, root: Path) -> dict[str, int]:
     """The JavaScript a page loads, with sizes in bytes: its local script files
     (``<script src>``; -1: missing) and, as ``"<inline>"``, the text of its inline
     scripts; scripts of another host are counted by :func:`static_failures`."""
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(
-        page.read_text(encoding="utf-8", errors="replace"), "html.parser"
-    )
+    soup = soup_of(page.read_text(encoding="utf-8", errors="replace"))
     sizes: dict[str, int] = {}
     inline = 0
     for script in soup.find_all("script"):
@@ -588,9 +592,12 @@ def script_failures(
 def icon_failures(text: str, name: str, stylesheets: str) -> list[str]:
     """Font Awesome classes of a page that no stylesheet the site ships defines:
     without Font Awesome's JavaScript, an icon is drawn by the webfont's CSS only."""
-    used = set()
-    for classes in _CLASS_ATTR.findall(text):
-        used.update(_FA_CLASS.findall(classes))
+    used = {
+        c
+        for el in soup_of(text).find_all(class_=True)
+        for c in el["class"]
+        if _FA_CLASS.fullmatch(c)
+    }
     missing = sorted(
         c
         for c in used
@@ -652,21 +659,32 @@ def shipped_failures(root: Path) -> list[str]:
 
 # a proof (sphinx-proof's prf:proof: the classes "proof admonition" and the id
 # "proof"; a theorem's box is "proof theorem admonition" with its label as id)
-_PROOF = re.compile(r'<div class="proof (?:[\w-]+ )*?admonition[^"]*" id="proof[^"]*">')
-_PROOF_FOLD = re.compile(
-    r'\s*<details class="attnlib-proof-fold"[^>]*>\s*<summary class="attnlib-fold">'
-)
+_PROOF = 'div.proof.admonition[id^="proof"]'
+
+
+def _first_element(el: Any) -> Any:
+    return next(iter(el.find_all(True, recursive=False)), None)
 
 
 def proof_fold_failures(text: str, name: str) -> list[str]:
     """Proofs that cannot be folded: each proof's box opens with its fold control."""
     failures = []
-    for m in _PROOF.finditer(text):
-        if not _PROOF_FOLD.match(text, m.end()):
-            where = re.search(r'\sid="([^"]+)"', m.group(0))
+    for box in soup_of(text).select(_PROOF):
+        if box["class"][0] != "proof":
+            continue
+        fold = _first_element(box)
+        summary = _first_element(fold) if fold is not None else None
+        if not (
+            fold is not None
+            and fold.name == "details"
+            and "attnlib-proof-fold" in fold.get("class", ())
+            and summary is not None
+            and summary.name == "summary"
+            and "attnlib-fold" in summary.get("class", ())
+        ):
             failures.append(
-                f"{name}: the proof #{where.group(1) if where else '?'} at offset "
-                f"{m.start()} cannot be folded"
+                f"{name}: the proof #{box['id']} at line {box.sourceline} "
+                "cannot be folded"
             )
     return failures
 
@@ -680,18 +698,17 @@ def book_repository_url() -> str:
     return str((data.get("repository") or {}).get("url") or "")
 
 
-_FOOTER_LINKS = re.compile(r'<p class="attnlib-links">(.*?)</p>', re.S)
-_HREF = re.compile(r'<a class="(attnlib-[a-z]+)" href="([^"]*)"')
-
-
 def footer_failures(page: Path, root: Path, repository: str) -> list[str]:
     """The footer of a page links how to cite the book (``CITATION.cff``, in the
     site), the PDF when the site holds one (and only then) and the repository when
     ``repository`` is set."""
     text = page.read_text(encoding="utf-8", errors="replace")
     name = page.relative_to(root).as_posix()
-    m = _FOOTER_LINKS.search(text)
-    links = dict(_HREF.findall(m.group(1))) if m else {}
+    links = {
+        a["class"][0]: a.get("href", "")
+        for a in soup_of(text).select("p.attnlib-links a[class]")
+        if a["class"][0].startswith("attnlib-")
+    }
     failures = []
     pdfs = sorted(p.name for p in root.glob("*.pdf"))
     for kind, what in (("attnlib-cite", "CITATION.cff"), ("attnlib-pdf", "the PDF")):
@@ -805,20 +822,20 @@ def sources_and_build(root: Path) -> tuple[Path, Path]:
     return Path(__file__).resolve().parents[1] / "book", root.parent
 
 
-_REFRESH = re.compile(
-    r"<meta\s+http-equiv=[\"']?refresh[\"']?\s+content=[\"']\s*\d+\s*;\s*url=([^\"'>]+)",
-    re.I,
-)
+_REFRESH = re.compile(r"\s*\d+\s*;\s*url=(.+)", re.I)
 
 
 def redirect_target(page: Path) -> Path | None:
     """The page a redirect page (an HTML refresh, as Jupyter Book writes the site's
     index) sends the reader to, or None for a page with content of its own."""
     text = page.read_text(encoding="utf-8", errors="replace")
-    m = _REFRESH.search(text)
-    if m is None or len(text) > 2000:
+    if len(text) > 2000:
         return None
-    return (page.parent / m.group(1).strip().split("#")[0]).resolve()
+    for meta in soup_of(text).find_all("meta", attrs={"http-equiv": True}):
+        m = _REFRESH.match(meta.get("content", ""))
+        if meta["http-equiv"].lower() == "refresh" and m:
+            return (page.parent / m.group(1).strip().split("#")[0]).resolve()
+    return None
 
 
 ARTICLE = re.compile(r'<article class="bd-article"[^>]*>.*?</article>', re.S)
@@ -834,22 +851,18 @@ def same_article(page: Path, other: Path) -> bool:
     return bool(mine and theirs and mine.group(0) == theirs.group(0))
 
 
-_TAG = re.compile(r"<([a-zA-Z][\w-]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>")
-_CLASS = re.compile(r"""\bclass=(?:"([^"]*)"|'([^']*)')""")
-_STYLE = re.compile(r"""\bstyle=(?:"([^"]*)"|'([^']*)')""")
-
-
-def _attr(pattern: re.Pattern, attrs: str) -> str:
-    m = pattern.search(attrs)
-    return " ".join(sorted((m.group(1) or m.group(2) or "").split())) if m else ""
-
-
 def styled_elements(text: str) -> set[tuple[str, str, str]]:
     """The kinds of element of a page's article: tag, classes and inline style."""
-    m = ARTICLE.search(text)
+    article = soup_of(text).select_one("article.bd-article")
+    if article is None:
+        return set()
     return {
-        (t.group(1).lower(), _attr(_CLASS, t.group(2)), _attr(_STYLE, t.group(2)))
-        for t in _TAG.finditer(m.group(0) if m else "")
+        (
+            el.name,
+            " ".join(sorted(el.get("class", ()))),
+            " ".join(sorted(el.get("style", "").split())),
+        )
+        for el in [article, *article.find_all(True)]
     }
 
 
@@ -871,13 +884,11 @@ def colours_checked_there(page: Path, other: Path) -> bool:
     )
 
 
-_SHEET = re.compile(r'<link[^>]*rel="stylesheet"[^>]*href="([^"?]+)', re.I)
 _DIV = re.compile(r"<(/?)div\b", re.I)
 _EXPLORER = re.compile(r'<div class="attnlib-explorer" ')
 _EXPLORER_DATA = re.compile(
     r'<script[^>]*class="attnlib-explorer-data"[^>]*>(.*?)</script>', re.S
 )
-_SCRIPT_SRC = re.compile(r'<script[^>]*\ssrc="([^"?#]+)', re.I)
 _IMG_SRC = re.compile(r'<img[^>]*\ssrc="([^"?#]+)', re.I)
 
 
@@ -933,13 +944,13 @@ def explorers_checked_there(page: Path, other: Path) -> bool:
         except (ValueError, KeyError, TypeError):
             return False
         frames += _IMG_SRC.findall(box)
-    scripts = _SCRIPT_SRC.findall(mine)
+    scripts = _script_sources(mine)
     # the code (the theme's, the book's, MathJax): the same files; the search
     # index, which each edition builds from its own text, by name only
     code = [s for s in scripts if "_static/" in s]
     return (
         bool(frames)
-        and scripts == _SCRIPT_SRC.findall(theirs)
+        and scripts == _script_sources(theirs)
         and _stylesheets(mine) == _stylesheets(theirs)
         and _same_files(page, other, frames + code)
     )
@@ -947,7 +958,19 @@ def explorers_checked_there(page: Path, other: Path) -> bool:
 
 def _stylesheets(text: str) -> list[str]:
     """The stylesheets a page loads (their names, without the edition's version)."""
-    return [href.rsplit("/", 1)[-1] for href in _SHEET.findall(text)]
+    return [
+        link["href"].split("?")[0].rsplit("/", 1)[-1]
+        for link in soup_of(text).find_all("link", href=True)
+        if "stylesheet" in link.get("rel", ())
+    ]
+
+
+def _script_sources(text: str) -> list[str]:
+    """The addresses of a page's script files, without their queries."""
+    return [
+        s["src"].split("?")[0].split("#")[0]
+        for s in soup_of(text).find_all("script", src=True)
+    ]
 
 
 def main(root: Path, shots: Path | None = None, same_as: Path | None = None) -> int:
