@@ -6,8 +6,7 @@ import contextlib
 import http.server
 import itertools
 import re
-
-from tools.browser_check import chromium_path
+import shutil
 
 #: The jupytext front matter of a MyST text notebook run by the python3 kernel, as
 #: every chapter of the book starts (for the tests that build small books).
@@ -41,8 +40,9 @@ def jshtml_frames(html: str) -> int:
 
 
 #: Debian's Chromium, which the browser tests drive through playwright (None: absent),
-#: started by ``tools.browser_check.chromium`` (the ``browser`` fixture)
-CHROMIUM = chromium_path()
+#: started by ``tools.browser_check.chromium`` (the ``browser`` fixture); looked up
+#: here too so that importing these helpers does not import Sphinx
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 # ------------------------------------------------ the labels of a static explorer
