@@ -198,8 +198,13 @@ def display_tex(node: nodes.math_block) -> str:
 
 def visit_displaymath(self: Any, node: nodes.math_block) -> None:
     """A displayed formula: ``<div class="math ...">``, its number and the number's
-    link (as Sphinx's MathJax renderer writes them), then KaTeX's output."""
-    self.body.append(self.starttag(node, "div", CLASS="math notranslate nohighlight"))
+    link (as Sphinx's MathJax renderer writes them), then KaTeX's output. The box
+    is focusable (``tabindex="0"``): a formula wider than the screen scrolls in it
+    (``attnlib-book.css``), and a reader without a mouse scrolls it with the arrow
+    keys once it has the focus (MathJax made every formula focusable)."""
+    self.body.append(
+        self.starttag(node, "div", CLASS="math notranslate nohighlight", tabindex="0")
+    )
     if node["number"] and not node["nowrap"]:
         number = get_node_equation_number(self, node)
         self.body.append('<span class="eqno">(%s)' % number)

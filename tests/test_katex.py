@@ -79,6 +79,9 @@ def test_a_page_holds_its_formulas_typeset_with_their_numbers_and_links(tmp_path
     assert len(inline) == 2 and len(blocks) == 2
     assert all(f.select_one(".katex .katex-html") for f in inline + blocks)
     assert all(f.select_one(".katex-display") for f in blocks)
+    # a wide formula scrolls in its box: a keyboard reaches it (axe-core's
+    # scrollable-region-focusable)
+    assert all(f.get("tabindex") == "0" for f in blocks)
     # the numbered equation: its id, number and link, as Sphinx's MathJax writes them
     numbered = soup.select_one("div.math#equation-flow")
     eqno = numbered.select_one("span.eqno")
