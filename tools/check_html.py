@@ -1114,7 +1114,7 @@ def main(root: Path, shots: Path | None = None, same_as: Path | None = None) -> 
     failures += search_fail
     print(f"search: {summaries} summaries of results read, {len(search_fail)} failures")
     print(
-        f"script weight of the chapter pages (their <script src> files; budget "
+        f"script weight of the chapter pages (script files and inline scripts; budget "
         f"{SCRIPT_BUDGET / 1e6:.2f} MB):"
     )
     for name, size in script_weights.items():
