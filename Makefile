@@ -14,8 +14,9 @@
 #              [FORCE=1] [REGRADE=<student>] [FOLLOW_LINKS=1]
 #                                             gradebook, feedback (needs bubblewrap)
 #   make student                              the student edition of the book
-# The HTML serves its own MathJax and widget scripts (fetched once with npm), so the
-# built book renders with no network. The tools behind these targets are in tools/;
+# The formulas are typeset when the book is built (KaTeX in Node.js, fetched once with
+# npm with the page check's axe-core), so the built book renders with no network and
+# no page needs a script to show its maths. The tools behind these targets are in tools/;
 # make grade's grader is the package gradebox/ (its README says what it guarantees),
 # installed into .venv beside attnlib.
 

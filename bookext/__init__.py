@@ -14,8 +14,10 @@ the cells that assert a result are folded behind "Show the check" and proofs can
 be folded (:mod:`bookext.folding`), pages load no Font Awesome script
 (:mod:`bookext.assets`), the footer links how to cite the book, its PDF and its
 repository (:mod:`bookext.sitelinks`), figures keep their text legible on a phone
-(:mod:`bookext.legible`), and the bibliography is labelled by author and year, as the
-text cites it (:mod:`bookext.bibstyle`).
+(:mod:`bookext.legible`), the formulas are typeset while the book is built, so
+that no page needs a script to show them (:mod:`bookext.katex`), and the
+bibliography is labelled by author and year, as the text cites it
+(:mod:`bookext.bibstyle`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from pathlib import Path
 
 from attnlib._version import __version__
 
-from . import assets, bibstyle, sitelinks
+from . import assets, bibstyle, katex, sitelinks
 from .apiref import escape_type_stars, link_citations, resolve_reexport, write_pages
 from .folding import FoldChecks, register_proof_folds
 from .launch import colab_link, launch_config
@@ -99,6 +101,10 @@ def setup(app: Any) -> dict:
     # vendored scripts in the site, and the footer's links (cite, PDF, repository)
     app.connect("config-inited", assets.config_inited)
     app.connect("builder-inited", assets.builder_inited)
+    app.connect("build-finished", assets.build_finished)
     app.connect("builder-inited", sitelinks.builder_inited)
     app.connect("html-page-context", sitelinks.add_footer_links)
+    # the formulas typeset while the book is built (KaTeX in Node.js): no page
+    # typesets maths in the reader's browser
+    katex.setup(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

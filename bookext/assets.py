@@ -1,4 +1,5 @@
-"""What a page loads: icons from the theme's stylesheet, no check-only scripts.
+"""What a page loads: icons from the theme's stylesheet, no check-only or build-only
+scripts.
 
 * The theme (pydata-sphinx-theme, under sphinx-book-theme) puts Font Awesome's
   JavaScript on every page (``_static/scripts/fontawesome.js``, 1.49 MB, half of the
@@ -9,8 +10,14 @@
   (:func:`without_icon_script`, a filter of the templates): the icons are drawn by the
   webfont.
 * ``book/_vendor`` (``html_static_path``) also holds axe-core, which only the page
-  check loads (``tools/browser_check.py`` reads it from ``book/_vendor``): it is
-  left out of the site's ``_static`` (:data:`CHECK_ONLY`).
+  check loads (``tools/browser_check.py`` reads it from ``book/_vendor``), and KaTeX
+  for Node.js, which only the build runs (:mod:`bookext.katex`): they are left out
+  of the site's ``_static`` (:data:`CHECK_ONLY`, :data:`NOT_SERVED`).
+* The theme's files that no page loads are removed from the site once it is built
+  (:func:`build_finished`): Font Awesome's JavaScript and its licence,
+  sphinx-copybutton's ``copybutton_funcs.js`` (a module of the functions that
+  ``copybutton.js`` holds already) and every source map (``*.map``, which only a
+  browser's developer tools fetch): 4.9 MB that no reader downloads.
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ from typing import Any
 TEMPLATES = Path(__file__).resolve().parent / "_templates"
 #: folders of ``book/_vendor`` that only the page check uses: not copied into the site
 CHECK_ONLY = ("axe",)
+#: folders of ``book/_vendor`` that no page loads: the page check's, the build's
+NOT_SERVED = (*CHECK_ONLY, "katex-node")
 ICON_SCRIPT = re.compile(
     r'\s*<script\b[^>]*\ssrc="[^"]*/fontawesome\.js(?:\?[^"]*)?"[^>]*>\s*</script>'
 )
@@ -42,10 +51,30 @@ def config_inited(app: Any, config: Any) -> None:
     # Sphinx copies html_static_path without the paths that exclude_patterns
     # match (relative to each static folder); these name no page of the book
     patterns = list(config.exclude_patterns)
-    for folder in CHECK_ONLY:
+    for folder in NOT_SERVED:
         if folder not in patterns:
             patterns.append(folder)
     config.exclude_patterns = patterns
+
+
+#: files of the built site's ``_static`` that no page loads (glob patterns)
+UNLOADED = (
+    "scripts/fontawesome.js",
+    "scripts/fontawesome.js.*",
+    "copybutton_funcs.js",
+    "**/*.map",
+)
+
+
+def build_finished(app: Any, exception: Exception | None) -> None:
+    """``build-finished``: the site ships no file of :data:`UNLOADED`."""
+    if exception is not None or app.builder.format != "html":
+        return
+    static = Path(app.outdir) / "_static"
+    for pattern in UNLOADED:
+        for path in static.glob(pattern):
+            if path.is_file():
+                path.unlink()
 
 
 def builder_inited(app: Any) -> None:
@@ -58,4 +87,5 @@ def builder_inited(app: Any) -> None:
 def setup(app: Any) -> dict:
     app.connect("config-inited", config_inited)
     app.connect("builder-inited", builder_inited)
+    app.connect("build-finished", build_finished)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -10,10 +10,12 @@ without a decomposition are replaced (``ł`` -> ``l``, ``ø`` -> ``o``, ``ß`` -
 stem of the folded word in the index.
 
 The summary under each result is the text of the page around the query's words,
-which the browser reads from the page's HTML (``searchtools.js``); there the
-formulas are their TeX source (``\\(\\langle x, y\\rangle\\)``), which MathJax
-typesets only on the page itself. The same script (``language_data.js``, loaded
-with the search on every page) reads each formula of a summary as plain text instead
+which the browser reads from the page's HTML (``searchtools.js``); there a formula
+typeset by KaTeX (:mod:`bookext.katex`) is its glyphs twice, once in HTML and once in
+MathML, with its TeX source in the MathML's ``<annotation>``
+(``\\langle x, y\\rangle``). The same script (``language_data.js``, loaded
+with the search on every page) reads each formula of a summary from that TeX as plain
+text instead
 (:data:`TEX_SYMBOLS`: ``\\langle x, y\\rangle`` reads ``⟨x, y⟩``, ``\\frac{a}{b}``
 reads ``a/b``; any other command is dropped), so that no summary prints raw TeX.
 """
@@ -200,7 +202,9 @@ if (typeof document !== "undefined") {
     Search.htmlToText = function (htmlString, anchor) {
       var doc = new DOMParser().parseFromString(htmlString, "text/html");
       doc.querySelectorAll(".math, .eqno").forEach(function (el) {
-        var text = el.classList.contains("eqno") ? "" : attnlibTexText(el.textContent);
+        var tex = el.querySelector('annotation[encoding="application/x-tex"]');
+        var text = el.classList.contains("eqno") ? ""
+          : attnlibTexText((tex || el).textContent);
         el.replaceWith(doc.createTextNode(" " + text + " "));
       });
       return htmlToText(doc.documentElement.outerHTML, anchor);

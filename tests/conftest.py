@@ -15,12 +15,11 @@ def rng():
 
 @pytest.fixture(scope="module")
 def browser():
-    """One headless Chromium per test module (the browser tests skip without it)."""
-    from playwright.sync_api import sync_playwright
+    """One headless Chromium per test module (the browser tests skip without it),
+    started as the page check starts its own (``tools.browser_check.chromium``)."""
+    from tools.browser_check import chromium, chromium_path
 
-    from .helpers import CHROMIUM
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    if chromium_path() is None:
+        pytest.skip("the Debian package chromium is not installed")
+    with chromium() as b:
         yield b
-        b.close()

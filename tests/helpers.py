@@ -39,7 +39,9 @@ def jshtml_frames(html: str) -> int:
     return len(_FRAME.findall(html))
 
 
-#: Debian's Chromium, which the browser tests drive through playwright (None: absent)
+#: Debian's Chromium, which the browser tests drive through playwright (None: absent),
+#: started by ``tools.browser_check.chromium`` (the ``browser`` fixture); looked up
+#: here too so that importing these helpers does not import Sphinx
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 

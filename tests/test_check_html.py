@@ -183,16 +183,30 @@ def test_a_page_that_shows_a_rubric_or_a_model_answer_fails():
 
 
 # the text of a page: raw TeX, literal dollars, images without a description, stale
-# sentences (tools.check_html on the HTML, tools.browser_check after MathJax)
+# sentences (tools.check_html on the HTML as Chromium reads it with scripts disabled,
+# tools.browser_check once they ran); the formulas are typeset in the HTML, as KaTeX
+# writes them when the book is built (bookext/katex.py), the TeX source kept in the
+# MathML's annotation, which no browser shows
+def _typeset(tex: str, glyphs: str) -> str:
+    return (
+        "<span class='katex'><span class='katex-mathml'><math><semantics><mrow>"
+        f"<mi>{glyphs}</mi></mrow><annotation encoding='application/x-tex'>{tex}"
+        "</annotation></semantics></math></span><span class='katex-html' "
+        f"aria-hidden='true'><span class='mord'>{glyphs}</span></span></span>"
+    )
+
+
 GOOD_PAGE = (
     "<html><body><main><section id='proof'><p>Here "
     "<span class='math notranslate nohighlight'>"
-    "\\(\\langle x, y\\rangle \\le 1\\)</span>"
+    + _typeset("\\langle x, y\\rangle \\le 1", "⟨x, y⟩ ≤ 1")
+    + "</span>"
     " and the code <code>$HOME \\frac</code>.</p>"
     # a signature's default value is code, in spans of the class "pre"
     "<dl><dt class='sig'><em class='sig-param'><span class='pre'>ylabel='$1</span> "
     "<span class='pre'>-</span> <span class='pre'>\\min_{i,j}$'</span></em></dt></dl>"
-    "<div class='math notranslate nohighlight'>\\[\\frac12\\]</div>"
+    "<div class='math notranslate nohighlight'>"
+    "<span class='katex-display'>" + _typeset("\\frac12", "½") + "</span></div>"
     "<script>var a = '$x$ \\\\frac';</script>"
     "<img src='../_images/abc.png' alt='Energy against time for beta = 4.'>"
     "</section></main></body></html>"
@@ -219,6 +233,24 @@ def test_a_page_with_a_cut_formula_fails():
     assert len(failures) == 2, failures
     assert all(f.startswith("p.html: ") and "near #proof" in f for f in failures)
     assert "\\langle" in failures[0] or "$" in failures[0]
+
+
+def test_a_formula_left_for_a_script_to_typeset_fails():
+    # client-side MathJax: the first paint (and a reader without scripts) sees TeX
+    from tools.check_html import formula_counts, prose_failures
+
+    for tex in ("\\(\\langle x, y\\rangle\\)", "\\[x = 1\\]", "\\(x\\)", "$$x$$"):
+        page = GOOD_PAGE.replace(
+            "<span class='math notranslate nohighlight'>",
+            f"<span class='math notranslate nohighlight'>{tex}</span><span>",
+        )
+        (failure,) = prose_failures(page, "p.html")
+        assert failure.startswith("p.html: ") and "near #proof" in failure, failure
+        assert formula_counts(page) == (2, 1, 0)  # one formula is TeX
+    assert formula_counts(GOOD_PAGE) == (2, 2, 0)
+    # the TeX source in a typeset formula's annotation is not text a reader sees,
+    # but the same TeX anywhere else is
+    assert prose_failures(GOOD_PAGE.replace("annotation", "span"), "p.html")
 
 
 def test_literal_dollars_in_a_bibliography_fail():
@@ -440,20 +472,29 @@ def test_the_student_check_reads_in_the_browser_only_what_differs(
     seen = {}
 
     def check_pages(
-        pages, root, chromium, shots, figures, doms, colours_there=(), driven=()
+        pages,
+        root,
+        chromium,
+        shots,
+        figures,
+        doms,
+        colours_there=(),
+        driven=(),
+        noscript=None,
     ):
         seen["pages"] = sorted(p.name for p in pages)
         seen["no colours"] = sorted(p.name for p in colours_there)
         seen["not driven"] = sorted(p.name for p in driven)
-        doms.update({p: p.read_text() for p in pages})  # as typeset
+        doms.update({p: p.read_text() for p in pages})  # as loaded
+        noscript.update({p: p.read_text() for p in pages})
         return [], {}
 
     monkeypatch.setattr(browser_check, "check_pages", check_pages)
-    monkeypatch.setattr(browser_check, "accessibility_pages", lambda p, c: [])
-    monkeypatch.setattr(browser_check, "search_failures", lambda r, c: ([], 1))
+    monkeypatch.setattr(browser_check, "accessibility_pages", lambda p: [])
+    monkeypatch.setattr(browser_check, "search_failures", lambda r: ([], 1))
     # these small pages have no footer (its links are checked on their own)
     monkeypatch.setattr(check_html, "footer_failures", lambda p, r, u: [])
-    monkeypatch.setattr(check_html.shutil, "which", lambda name: "/usr/bin/true")
+    monkeypatch.setattr(browser_check, "chromium_path", lambda: "/usr/bin/true")
     assert check_html.main(student_root, None, reader_root) == 0
     assert seen == {
         "pages": ["e.html", "new.html", "stripped.html"],
@@ -496,6 +537,36 @@ def test_script_weight_is_measured_and_held_to_its_budget(tmp_path):
     failures, total = script_failures(page, root, budget=999)
     assert total == 1000 and len(failures) == 1
     assert "over the budget" in failures[0] and "_static/a.js" in failures[0]
+
+
+def test_a_chapter_over_the_script_budget_fails(tmp_path):
+    # the weight of a chapter page today: the theme's, the search's with its index,
+    # the book's (no MathJax: the formulas are typeset in the HTML)
+    from tools.check_html import SCRIPT_BUDGET, script_failures
+
+    assert SCRIPT_BUDGET == 1_550_000  # half of the 3.1 MB of a page before
+    scripts = {"_static/theme.js": 250_000, "searchindex.js": 350_000}
+    root, page = _site(tmp_path, scripts)
+    assert script_failures(page, root) == ([], 600_000)
+    # one more script of 1 MB: over the budget
+    root, page = _site(tmp_path / "heavy", {**scripts, "_static/heavy.js": 1_000_000})
+    (failure,), total = script_failures(page, root)
+    assert total == 1_600_000
+    assert "1.60 MB of script, over the budget of 1.55 MB" in failure
+    assert "_static/heavy.js 1.00 MB" in failure
+
+
+def test_inline_javascript_counts_and_data_does_not(tmp_path):
+    from tools.check_html import script_failures
+
+    body = (
+        "<script>var a = 1;</script>"  # 10 bytes
+        "<script type='application/vnd.jupyter.widget-state+json'>{}</script>"
+        "<script type='module'>b()</script>"  # 3 bytes
+    )
+    root, page = _site(tmp_path, {"_static/a.js": 100}, body)
+    assert script_failures(page, root, budget=113) == ([], 113)
+    assert script_failures(page, root, budget=112)[0]
 
 
 def test_font_awesome_script_and_missing_scripts_fail(tmp_path):
@@ -600,9 +671,30 @@ def test_an_assignment_page_showing_the_grader_set_up_fails():
 def test_the_site_ships_no_check_only_script(tmp_path):
     from tools.check_html import shipped_failures
 
-    (tmp_path / "_static" / "mathjax").mkdir(parents=True)
+    (tmp_path / "_static" / "katex" / "fonts").mkdir(parents=True)
     assert shipped_failures(tmp_path) == []
+    (tmp_path / "_static" / "katex-node").mkdir()
+    assert shipped_failures(tmp_path) == [
+        "the site ships katex-node/ in _static (only the page check loads it)"
+    ]
+    (tmp_path / "_static" / "katex-node").rmdir()
     (tmp_path / "_static" / "axe").mkdir()
     assert shipped_failures(tmp_path) == [
         "the site ships axe/ in _static (only the page check loads it)"
     ]
+
+
+def test_the_site_ships_no_script_that_no_page_loads(tmp_path):
+    # MathJax's 24 MB once every page had moved to typeset formulas, Font Awesome's
+    # JavaScript, source maps: files that no reader downloads
+    from tools.check_html import shipped_failures
+
+    root, page = _site(tmp_path, {"_static/a.js": 10, "_static/scripts/b.js": 10})
+    assert shipped_failures(root) == []
+    (root / "_static" / "mathjax").mkdir()
+    (root / "_static" / "mathjax" / "tex-mml-chtml.js").write_text("x")
+    (root / "_static" / "scripts" / "b.js.map").write_text("{}")
+    (failure,) = shipped_failures(root)
+    assert failure.startswith("the site ships 2 scripts or source maps that no page")
+    assert "_static/mathjax/tex-mml-chtml.js" in failure
+    assert "_static/scripts/b.js.map" in failure

@@ -154,33 +154,22 @@ def test_every_proof_has_its_fold_control_and_the_theorem_none(tmp_path):
 
 
 @pytest.mark.slow  # a Sphinx build and Chromium
-def test_a_proof_folds_and_unfolds_in_chromium(tmp_path):
-    import shutil
-
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("the Debian package chromium is not installed")
-    from playwright.sync_api import sync_playwright
-
+def test_a_proof_folds_and_unfolds_in_chromium(tmp_path, browser):
     page_path = _proof_site(tmp_path)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-        try:
-            page = browser.new_page()
-            page.goto(page_path.as_uri(), wait_until="load")
-            control = page.locator("summary.attnlib-fold").first
-            assert page.locator("summary.attnlib-fold").count() == 2
-            assert page.locator("#step-two").is_visible()  # open when the page loads
-            assert control.inner_text() == "Hide the proof"
-            control.click()
-            assert not page.locator("#step-two").is_visible()
-            assert control.inner_text() == "Show the proof"
-            assert control.is_visible()
-            page.evaluate("location.hash = '#step-two'")  # a link into the proof
-            page.wait_for_function(
-                "() => document.querySelector('details.attnlib-proof-fold').open"
-            )
-            assert page.locator("#step-two").is_visible()
-            assert control.inner_text() == "Hide the proof"
-        finally:
-            browser.close()
+    page = browser.new_page()
+    page.goto(page_path.as_uri(), wait_until="load")
+    control = page.locator("summary.attnlib-fold").first
+    assert page.locator("summary.attnlib-fold").count() == 2
+    assert page.locator("#step-two").is_visible()  # open when the page loads
+    assert control.inner_text() == "Hide the proof"
+    control.click()
+    assert not page.locator("#step-two").is_visible()
+    assert control.inner_text() == "Show the proof"
+    assert control.is_visible()
+    page.evaluate("location.hash = '#step-two'")  # a link into the proof
+    page.wait_for_function(
+        "() => document.querySelector('details.attnlib-proof-fold').open"
+    )
+    assert page.locator("#step-two").is_visible()
+    assert control.inner_text() == "Hide the proof"
+    page.close()

@@ -18,7 +18,7 @@ import pytest  # noqa: E402
 from attnlib.widgets._static import STATIC_ENV  # noqa: E402
 from attnlib.widgets.gaussian import gaussian_widget, time_text  # noqa: E402
 
-from .helpers import CHROMIUM, recording_labels  # noqa: E402
+from .helpers import recording_labels  # noqa: E402
 
 TIMES = re.compile(r"var times = (\{.*?\}), frames = (\[.*?\]);", re.S)
 READOUT = re.compile(r'<output class="attnlib-explorer-time"[^>]*>([^<]*)</output>')
@@ -78,11 +78,7 @@ def test_the_page_opens_with_the_time_of_its_first_frame(static):
 
 
 @pytest.mark.slow  # Chromium
-def test_the_readout_follows_the_controls_in_chromium(static, tmp_path):
-    if CHROMIUM is None:
-        pytest.skip("the Debian package chromium is not installed")
-    from playwright.sync_api import sync_playwright
-
+def test_the_readout_follows_the_controls_in_chromium(static, tmp_path, browser):
     _, page_html, _ = static
     times = json.loads(TIMES.search(page_html).group(1))
     path = tmp_path / "explorer.html"
@@ -91,23 +87,19 @@ def test_the_readout_follows_the_controls_in_chromium(static, tmp_path):
         f"</head><body>{page_html}</body></html>",
         encoding="utf-8",
     )
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            page = browser.new_page()
-            page.goto(path.as_uri(), wait_until="load")
-            readout = page.locator("output.attnlib-explorer-time")
-            frame = page.locator("input[data-axis='2']")
-            assert readout.inner_text() == time_text(times["0,0"][3])
-            frame.focus()
-            frame.press("ArrowLeft")  # frame 0
-            assert readout.inner_text() == "t = 0.000"
-            page.locator("select[data-axis='0']").select_option("1")
-            frame.press("ArrowRight")  # frame 3 of the second preset
-            assert readout.inner_text() == time_text(times["1,0"][3])
-            assert readout.inner_text() != time_text(times["0,0"][3])
-            assert frame.get_attribute("aria-valuetext").endswith(readout.inner_text())
-            alt = page.locator("img.attnlib-explorer-frame").get_attribute("alt")
-            assert alt.endswith(f", {readout.inner_text()}.")
-        finally:
-            browser.close()
+    page = browser.new_page()
+    page.goto(path.as_uri(), wait_until="load")
+    readout = page.locator("output.attnlib-explorer-time")
+    frame = page.locator("input[data-axis='2']")
+    assert readout.inner_text() == time_text(times["0,0"][3])
+    frame.focus()
+    frame.press("ArrowLeft")  # frame 0
+    assert readout.inner_text() == "t = 0.000"
+    page.locator("select[data-axis='0']").select_option("1")
+    frame.press("ArrowRight")  # frame 3 of the second preset
+    assert readout.inner_text() == time_text(times["1,0"][3])
+    assert readout.inner_text() != time_text(times["0,0"][3])
+    assert frame.get_attribute("aria-valuetext").endswith(readout.inner_text())
+    alt = page.locator("img.attnlib-explorer-frame").get_attribute("alt")
+    assert alt.endswith(f", {readout.inner_text()}.")
+    page.close()

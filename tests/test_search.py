@@ -25,8 +25,10 @@ def site(tmp_path_factory):
 
     src = tmp_path_factory.mktemp("src")
     out = tmp_path_factory.mktemp("html")
+    # the formulas typeset by KaTeX as the book's are (bookext.katex)
     (src / "conf.py").write_text(
-        "extensions = ['bookext.search']\nproject = 't'\nlanguage = 'en'\n"
+        "extensions = ['bookext.search', 'bookext.katex']\n"
+        "project = 't'\nlanguage = 'en'\n"
     )
     (src / "index.rst").write_text(
         "Gradient flows\n==============\n\n"
@@ -121,8 +123,10 @@ def _math_site(out):
 
     src = out.parent / (out.name + "-src")
     src.mkdir()
+    # the formulas typeset by KaTeX as the book's are (bookext.katex)
     (src / "conf.py").write_text(
-        "extensions = ['bookext.search']\nproject = 't'\nlanguage = 'en'\n"
+        "extensions = ['bookext.search', 'bookext.katex']\n"
+        "project = 't'\nlanguage = 'en'\n"
     )
     (src / "index.rst").write_text(
         "Gaussian clouds\n===============\n\n"
@@ -140,13 +144,19 @@ def test_search_summaries_print_no_raw_tex(tmp_path, monkeypatch):
 
     if CHROMIUM is None:
         pytest.skip("the Debian package chromium is not installed")
+    from bookext.katex import KATEX_JS
+
+    if NODE is None or not KATEX_JS.exists():
+        pytest.skip("node or the vendored KaTeX is missing (tools.vendor_assets)")
     from bookext.search import _JS_FOLD, SearchEnglish, SearchEnglishFolded
     from tools.browser_check import search_failures
 
     site = _math_site(tmp_path / "html")
+    assert 'class="katex"' in (site / "index.html").read_text(encoding="utf-8")
     failures, read = search_failures(site, CHROMIUM, ("covariance",))
     assert read == 1 and failures == []
-    # the search of Sphinx alone prints the TeX of the formulas: the check fails
+    # the search of Sphinx alone prints the TeX of the formulas (the annotations of
+    # their MathML): the check fails
     plain = SearchEnglish.js_stemmer_code + _JS_FOLD
     monkeypatch.setattr(SearchEnglishFolded, "js_stemmer_code", plain)
     site = _math_site(tmp_path / "plain")

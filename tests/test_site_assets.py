@@ -5,7 +5,8 @@ book's theme (sphinx-book-theme) and bookext's handlers (:mod:`bookext.assets`,
 * no page loads Font Awesome's JavaScript, and its icons are drawn by the theme's
   webfont (every icon class of a page has a style; in Chromium each shown icon has
   a glyph of the loaded font);
-* axe-core, vendored for the page check beside MathJax, is not copied into the site;
+* axe-core (the page check's) and KaTeX for Node.js (the build's), vendored beside
+  KaTeX's stylesheet, are not copied into the site, which ships that stylesheet;
 * the footer cites the book (``CITATION.cff``, copied into the site), links the PDF
   only when a PDF of this version is beside the HTML folder, and links the
   repository only when ``repository_url`` is set;
@@ -43,9 +44,11 @@ def _build(tmp_path, repository: str = "", pdf_version: str | None = None):
 
     src, build = tmp_path / "src", tmp_path / "_build"
     (src / "_vendor" / "axe").mkdir(parents=True)
-    (src / "_vendor" / "mathjax").mkdir()
+    (src / "_vendor" / "katex").mkdir()
+    (src / "_vendor" / "katex-node").mkdir()
     (src / "_vendor" / "axe" / "axe.min.js").write_text("window.axe = {};")
-    (src / "_vendor" / "mathjax" / "tex.js").write_text("// MathJax")
+    (src / "_vendor" / "katex" / "katex.min.css").write_text(".katex{}")
+    (src / "_vendor" / "katex-node" / "katex.js").write_text("// KaTeX")
     if pdf_version is not None:
         latex = build / "latex"
         latex.mkdir(parents=True)
@@ -100,7 +103,12 @@ def test_pages_load_no_icon_script_and_the_site_ships_no_axe(site):
     assert "fontawesome.js" not in text
     assert 'class="fa-solid fa-magnifying-glass' in text  # the icons are still there
     assert icon_failures(text, "index.html", site_stylesheets(site)) == []
-    assert (site / "_static" / "mathjax" / "tex.js").exists()
+    assert (site / "_static" / "katex" / "katex.min.css").exists()
+    assert not (site / "_static" / "katex-node").exists()
+    # nor the theme's files that no page loads
+    assert not (site / "_static" / "scripts" / "fontawesome.js").exists()
+    assert not list((site / "_static").rglob("*.map"))
+    assert (site / "_static" / "scripts" / "bootstrap.js").exists()
     assert shipped_failures(site) == []
 
 
@@ -140,38 +148,31 @@ def test_a_pdf_older_than_its_source_or_of_another_version_is_not_fresh(tmp_path
 
 
 @pytest.mark.slow  # a Sphinx build and Chromium
-def test_icons_show_and_one_search_control_at_both_widths(site):
+def test_icons_show_and_one_search_control_at_both_widths(site, browser):
     if CHROMIUM is None:
         pytest.skip("the Debian package chromium is not installed")
-    from playwright.sync_api import sync_playwright
-
     from tools import browser_check
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            for width in browser_check.WIDTHS:
-                page = browser.new_page(viewport={"width": width, "height": 900})
-                page.goto((site / "index.html").as_uri(), wait_until="load")
-                assert browser_check.search_control_failures(page) == []
-                if width == browser_check.WIDTHS[0]:
-                    assert browser_check.icon_failures(page) == []
-                    # an icon without its glyph (the webfont's CSS missing) fails
-                    page.add_style_tag(
-                        content=".fa-magnifying-glass::before{content:none!important}"
-                    )
-                    assert any(
-                        "fa-magnifying-glass has no glyph" in f
-                        for f in browser_check.icon_failures(page)
-                    )
-                    # the theme's two search controls: the check fails
-                    page.evaluate(
-                        "() => document.querySelector('.article-header-buttons')"
-                        ".insertAdjacentHTML('afterbegin', '<button class="
-                        '"search-button-field" style="width:50px;height:20px">'
-                        "Search</button>')"
-                    )
-                    assert browser_check.search_control_failures(page)
-                page.close()
-        finally:
-            browser.close()
+    for width in browser_check.WIDTHS:
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto((site / "index.html").as_uri(), wait_until="load")
+        assert browser_check.search_control_failures(page) == []
+        if width == browser_check.WIDTHS[0]:
+            assert browser_check.icon_failures(page) == []
+            # an icon without its glyph (the webfont's CSS missing) fails
+            page.add_style_tag(
+                content=".fa-magnifying-glass::before{content:none!important}"
+            )
+            assert any(
+                "fa-magnifying-glass has no glyph" in f
+                for f in browser_check.icon_failures(page)
+            )
+            # the theme's two search controls: the check fails
+            page.evaluate(
+                "() => document.querySelector('.article-header-buttons')"
+                ".insertAdjacentHTML('afterbegin', '<button class="
+                '"search-button-field" style="width:50px;height:20px">'
+                "Search</button>')"
+            )
+            assert browser_check.search_control_failures(page)
+        page.close()

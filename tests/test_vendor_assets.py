@@ -1,4 +1,5 @@
-"""The script that fetches the book's MathJax and widget scripts fails clearly."""
+"""The script that fetches the book's KaTeX and axe-core fails clearly and lays
+them out as the build and the pages expect."""
 
 import os
 import shutil
@@ -32,9 +33,9 @@ def test_unreachable_registry_gives_npm_error(tmp_path):
     if shutil.which("npm") is None:
         assert "npm (Node.js) is needed" in proc.stderr
         return
-    assert "fetching mathjax@3.2.2 from http://127.0.0.1:9/" in proc.stdout
+    assert "fetching katex@0.16.22 from http://127.0.0.1:9/" in proc.stdout
     assert "ECONNREFUSED" in proc.stderr  # npm's own message
-    assert "npm pack mathjax@3.2.2 failed" in proc.stderr
+    assert "npm pack katex@0.16.22 failed" in proc.stderr
     assert not (dest / ".complete").exists()
 
 
@@ -77,3 +78,38 @@ def test_packages_extract_inside_their_folder_with_or_without_tar_filters(
     with tarfile.open(bad) as tar, pytest.raises(tarfile.TarError):
         extract(tar, tmp_path / "out2")
     assert not (tmp_path / "evil.js").exists()
+
+
+def test_katex_serves_its_fonts_in_woff2_only():
+    sys.path.insert(0, str(ROOT))
+    from tools.vendor_assets import woff2_only
+
+    face = (
+        "@font-face{font-family:KaTeX_AMS;src:url(fonts/KaTeX_AMS-Regular.woff2) "
+        'format("woff2"),url(fonts/KaTeX_AMS-Regular.woff) format("woff"),'
+        'url(fonts/KaTeX_AMS-Regular.ttf) format("truetype")}'
+    )
+    assert woff2_only(face + ".katex{font:normal 1.21em KaTeX_Main}") == (
+        "@font-face{font-family:KaTeX_AMS;src:url(fonts/KaTeX_AMS-Regular.woff2) "
+        'format("woff2")}.katex{font:normal 1.21em KaTeX_Main}'
+    )
+    # a stylesheet that names its fonts otherwise is not rewritten blindly
+    with pytest.raises(ValueError, match="does not name its fonts"):
+        woff2_only(face.replace("url(fonts/KaTeX_AMS-Regular.ttf)", "url('a.ttf')"))
+
+
+VENDOR = ROOT / "book" / "_vendor"
+
+
+@pytest.mark.skipif(
+    not (VENDOR / ".complete").exists(), reason="python -m tools.vendor_assets not run"
+)
+def test_the_vendored_katex_is_laid_out_for_the_build_and_the_pages():
+    import re
+
+    css = (VENDOR / "katex" / "katex.min.css").read_text(encoding="utf-8")
+    fonts = set(re.findall(r"url\(fonts/([^)]+)\)", css))
+    assert fonts and all(name.endswith(".woff2") for name in fonts)
+    assert fonts == {p.name for p in (VENDOR / "katex" / "fonts").iterdir()}
+    assert (VENDOR / "katex-node" / "katex.js").stat().st_size > 100_000
+    assert not (VENDOR / "mathjax").exists()

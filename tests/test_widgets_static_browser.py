@@ -7,8 +7,6 @@ option) and checks that the image and its alternative text change. It needs the
 Debian ``chromium`` package (``.ci/run`` installs it) and runs it through playwright.
 """
 
-import shutil
-
 import matplotlib
 
 matplotlib.use("Agg")
@@ -18,13 +16,12 @@ import pytest  # noqa: E402
 from attnlib.widgets._static import STATIC_ENV  # noqa: E402
 from attnlib.widgets.circle import circle_density  # noqa: E402
 from attnlib.widgets.gaussian import gaussian_widget  # noqa: E402
-from tools.browser_check import drive_explorers  # noqa: E402
+from tools.browser_check import chromium_path, drive_explorers  # noqa: E402
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
-        CHROMIUM is None, reason="the Debian package chromium is not installed"
+        chromium_path() is None, reason="the Debian package chromium is not installed"
     ),
 ]
 
@@ -54,27 +51,19 @@ def explorer_page(tmp_path_factory):
 
 
 @pytest.mark.parametrize("width", [1366, 390])
-def test_every_control_changes_the_figure_in_chromium(explorer_page, width):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]
-        )
-        try:
-            page = browser.new_page(viewport={"width": width, "height": 900})
-            errors = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.route("http*://**", lambda route: route.abort())  # offline
-            page.goto(explorer_page.as_uri())
-            assert page.locator(".attnlib-explorer").count() == 2
-            failures = drive_explorers(page)
-            # nothing wider than the screen
-            overflow = page.evaluate(
-                "() => document.documentElement.scrollWidth - window.innerWidth"
-            )
-        finally:
-            browser.close()
+def test_every_control_changes_the_figure_in_chromium(explorer_page, width, browser):
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.route("http*://**", lambda route: route.abort())  # offline
+    page.goto(explorer_page.as_uri())
+    assert page.locator(".attnlib-explorer").count() == 2
+    failures = drive_explorers(page)
+    # nothing wider than the screen
+    overflow = page.evaluate(
+        "() => document.documentElement.scrollWidth - window.innerWidth"
+    )
+    page.close()
     assert not errors, errors
     assert not failures, "\n".join(failures)
     assert overflow <= 0, f"the page is {overflow}px wider than the screen"

@@ -1,8 +1,11 @@
 """The pages as a reader's browser shows them: Chromium at 1366 px and at 390 px.
 
 Called by :mod:`tools.check_html` (point 5) with the pages to check; it drives the
-Debian ``chromium`` through playwright, offline (any request to another host is
-aborted), and for every page reports
+Debian ``chromium`` through playwright (started in one place, :func:`chromium`, which
+the tests' ``browser`` fixture uses too), offline (any request to another host is
+aborted). It reads every page once with JavaScript disabled
+(:func:`read_without_scripts`: the document whose text the page check searches for
+TeX, since the formulas are typeset in the HTML), and for every page reports
 
 * its weight: the bytes of the page and of every file it loads before a reader does
   anything (a static explorer's other frames come later, on demand), against the
@@ -11,9 +14,9 @@ aborted), and for every page reports
   or serious violation found by axe-core (``book/_vendor/axe/axe.min.js``, fetched
   from npm by :mod:`tools.vendor_assets`) in the theme's light or dark mode (also
   for every other page of the edition: :func:`accessibility_pages`); a control of
-  a static explorer that does not change the figure; text outside the typeset
-  formulas, code and scripts that holds a TeX command (``\\frac``, ``\\langle``,
-  ...) or a pair of dollars; a wide displayed equation that does not open at its
+  a static explorer that does not change the figure; text outside code and
+  scripts that holds a TeX command (``\\frac``, ``\\langle``, ...) or a pair of
+  dollars once the scripts ran; a wide displayed equation that does not open at its
   start; the right-hand contents marking another section than the one at the top
   of the screen (:func:`toc_failures`); and at 390 px: a page wider than the
   screen, a sidebar toggle that does not open the table of contents, a displayed
@@ -26,9 +29,11 @@ aborted), and for every page reports
 
 from __future__ import annotations
 
+import contextlib
 import math
+import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from bookext.legible import MIN_TEXT_PX
 
@@ -39,17 +44,45 @@ WEIGHT_AIM = 6 * 1024 * 1024
 LOAD_TIMEOUT = 300_000
 AXE = Path(__file__).resolve().parents[1] / "book" / "_vendor" / "axe" / "axe.min.js"
 
-_MATHJAX_DONE = """async () => {
-  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
-    await MathJax.startup.promise;
-  }
-  return true;
-}"""
+#: the options of every Chromium the checks and the tests start (:func:`chromium`)
+CHROMIUM_ARGS = ("--no-sandbox", "--disable-gpu")
+
+
+def chromium_path() -> str | None:
+    """Debian's Chromium (``.ci/run`` installs it), or None when it is absent."""
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@contextlib.contextmanager
+def chromium(executable: str | None = None) -> Iterator[Any]:
+    """A headless Chromium through playwright, closed on exit: the one place where
+    the page checks and the tests start a browser (``with chromium() as browser``).
+    ``executable`` defaults to :func:`chromium_path`; playwright's own browsers are
+    never used (they are downloaded, which this machine cannot do)."""
+    from playwright.sync_api import sync_playwright
+
+    path = executable or chromium_path()
+    if path is None:
+        raise RuntimeError(
+            "chromium is not installed (Debian: apt-get install chromium): "
+            "the browser checks cannot run"
+        )
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=path, args=list(CHROMIUM_ARGS))
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+# the formulas are typeset in the HTML (bookext/katex.py): a page's layout is final
+# once its fonts, KaTeX's among them, have loaded
+_FONTS_READY = """async () => { await document.fonts.ready; return true; }"""
 
 # displayed equations that overflow without a scroll, and numbers over formulas
 _EQUATIONS = """() => {
   const bad = [];
-  document.querySelectorAll("div.math, mjx-container[display='true']").forEach(el => {
+  document.querySelectorAll("div.math").forEach(el => {
     const box = el.getBoundingClientRect();
     if (box.width === 0) { return; }
     let scrolls = false;
@@ -64,7 +97,7 @@ _EQUATIONS = """() => {
       bad.push("equation " + id + " is cut without a scroll");
     }
     const number = el.querySelector(".eqno");
-    const formula = el.querySelector("mjx-container");
+    const formula = el.querySelector(".katex-html");
     if (number && formula) {
       const a = number.getBoundingClientRect();
       const clip = el.getBoundingClientRect();
@@ -86,7 +119,7 @@ _EQUATIONS = """() => {
 _EQUATION_START = """() => {
   const bad = [];
   document.querySelectorAll("div.math").forEach(box => {
-    const formula = box.querySelector("mjx-container > mjx-math");
+    const formula = box.querySelector(".katex-display .katex-html");
     if (!formula || box.scrollWidth <= box.clientWidth + 2) { return; }
     const b = box.getBoundingClientRect(), f = formula.getBoundingClientRect();
     if (b.width === 0) { return; }
@@ -120,11 +153,12 @@ _OVERFLOW = """() => {
 }"""
 
 
-# text a reader sees outside typeset formulas, code and scripts that still holds a
-# TeX command or a pair of dollars: maths that Markdown cut, or that MathJax did not
-# typeset (its element then shows the TeX source)
+# text a reader sees outside code and scripts that still holds a TeX command or a
+# pair of dollars: maths that Markdown cut, or that was not typeset (its element
+# then shows the TeX source); the MathML of a typeset formula (for screen readers,
+# with its TeX source in an annotation that no browser shows) is not read
 _RAW_TEX = r"""() => {
-  const skip = "mjx-container, script, style, pre, code, kbd, samp, textarea, svg, "
+  const skip = "script, style, pre, code, kbd, samp, textarea, svg, "
              + "math, noscript, template, span.pre";
   const rules = [[/\\[A-Za-z]+/, "raw TeX"], [/\$[^$\n]+\$/, "a literal $...$"]];
   const bad = [];
@@ -223,30 +257,22 @@ def accessibility(page: Any, axe: str, colours: bool = True) -> list[str]:
     return failures
 
 
-def accessibility_pages(pages: list[Path], chromium: str) -> list[str]:
+def accessibility_pages(pages: list[Path], executable: str | None = None) -> list[str]:
     """:func:`accessibility` of pages that the full check does not open (the index,
     the references, the Library reference...), at the desktop width."""
-    from playwright.sync_api import sync_playwright
-
     if not AXE.exists():
         return [f"axe-core is missing ({AXE}): run python -m tools.vendor_assets"]
     axe = AXE.read_text(encoding="utf-8")
     failures: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=chromium, args=["--no-sandbox", "--disable-gpu"]
-        )
-        try:
-            # one tab, which opens each page in turn (each load is a new document)
-            page = browser.new_page(viewport={"width": WIDTHS[0], "height": 900})
-            page.set_default_timeout(LOAD_TIMEOUT)
-            page.route("http*://**", lambda route: route.abort())
-            for path in pages:
-                page.goto(path.as_uri(), wait_until="load")
-                page.evaluate(_MATHJAX_DONE)
-                failures += [f"{path.name}: {f}" for f in accessibility(page, axe)]
-        finally:
-            browser.close()
+    with chromium(executable) as browser:
+        # one tab, which opens each page in turn (each load is a new document)
+        page = browser.new_page(viewport={"width": WIDTHS[0], "height": 900})
+        page.set_default_timeout(LOAD_TIMEOUT)
+        page.route("http*://**", lambda route: route.abort())
+        for path in pages:
+            page.goto(path.as_uri(), wait_until="load")
+            page.evaluate(_FONTS_READY)
+            failures += [f"{path.name}: {f}" for f in accessibility(page, axe)]
     return failures
 
 
@@ -291,8 +317,8 @@ def toc_failures(page: Any) -> list[str]:
 
 
 def raw_tex(page: Any) -> list[str]:
-    """Raw TeX and literal ``$...$`` in the text of an open page after MathJax ran."""
-    page.evaluate(_MATHJAX_DONE)
+    """Raw TeX and literal ``$...$`` in the text of an open page (scripts run)."""
+    page.evaluate(_FONTS_READY)
     return page.evaluate(_RAW_TEX)
 
 
@@ -432,24 +458,24 @@ def _weight(root: Path, urls: set[str], page_path: Path) -> int:
 def check_pages(
     pages: list[Path],
     root: Path,
-    chromium: str,
+    executable: str | None = None,
     shots: Path | None = None,
     figures: dict[Path, set[str]] | None = None,
     doms: dict[Path, str] | None = None,
     colours_there: frozenset[Path] | set[Path] = frozenset(),
     driven_there: frozenset[Path] | set[Path] = frozenset(),
+    noscript: dict[Path, str] | None = None,
 ) -> tuple[list, dict]:
     """Failures (``"<page>: <what>"``) and the weight in bytes of each page; with
     ``shots``, a screenshot of each whole page at each width is written there
     (``<page>-1366.png``, ``<page>-390.png``) for a reader to review. ``figures``
     names, for each page, the images of its figures (:func:`text_failures`); the
     smallest text of each page's figures at 390 px is printed. ``doms`` receives
-    each page's document at the desktop width once MathJax has typeset it. On the
+    each page's document at the desktop width as its scripts left it, and
+    ``noscript`` its document as Chromium reads it with scripts disabled. On the
     pages of ``colours_there`` axe-core leaves out its colour rules
     (:func:`accessibility`); on those of ``driven_there`` the static explorers are
     not driven (:func:`tools.check_html.explorers_checked_there`)."""
-    from playwright.sync_api import sync_playwright
-
     failures: list[str] = []
     weights: dict[str, int] = {}
     axe = AXE.read_text(encoding="utf-8") if AXE.exists() else None
@@ -457,30 +483,44 @@ def check_pages(
         failures.append(
             f"axe-core is missing ({AXE}): run python -m tools.vendor_assets"
         )
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=chromium, args=["--no-sandbox", "--disable-gpu"]
-        )
-        try:
-            for path in pages:
-                names = (figures or {}).get(path, set())
-                for width in WIDTHS:
-                    failures += _check(
-                        browser,
-                        path,
-                        root,
-                        width,
-                        axe,
-                        weights,
-                        shots,
-                        names,
-                        doms,
-                        colours=path not in colours_there,
-                        drive=path not in driven_there,
-                    )
-        finally:
-            browser.close()
+    with chromium(executable) as browser:
+        if noscript is not None:
+            noscript.update(read_without_scripts(browser, pages))
+        for path in pages:
+            names = (figures or {}).get(path, set())
+            for width in WIDTHS:
+                failures += _check(
+                    browser,
+                    path,
+                    root,
+                    width,
+                    axe,
+                    weights,
+                    shots,
+                    names,
+                    doms,
+                    colours=path not in colours_there,
+                    drive=path not in driven_there,
+                )
     return failures, weights
+
+
+def read_without_scripts(browser: Any, pages: list[Path]) -> dict[Path, str]:
+    """Each page's document as Chromium builds it with JavaScript disabled (what a
+    reader sees before any script has run, or with none): the page check reads its
+    text for raw TeX (:func:`tools.check_html.prose_failures`)."""
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(LOAD_TIMEOUT)
+        page.route("http*://**", lambda route: route.abort())
+        out = {}
+        for path in pages:
+            page.goto(path.as_uri(), wait_until="load")
+            out[path] = page.content()
+        return out
+    finally:
+        context.close()
 
 
 def _check(
@@ -518,12 +558,12 @@ def _check(
     page.route("http*://**", lambda route: route.abort())
     try:
         page.goto(path.as_uri(), wait_until="load")
-        page.evaluate(_MATHJAX_DONE)
+        page.evaluate(_FONTS_READY)
         page.wait_for_timeout(300)
         out = [f"{name}: {e}" for e in dict.fromkeys(errors)]
         if width == WIDTHS[0]:
             weights[path.name] = _weight(root, set(urls), path)
-            if doms is not None:  # as typeset, before anything is opened or scrolled
+            if doms is not None:  # as loaded, before anything is opened or scrolled
                 doms[path] = page.content()
         if axe is not None and width == WIDTHS[0]:
             out += [f"{name}: {f}" for f in accessibility(page, axe, colours)]
@@ -625,7 +665,9 @@ _SUMMARIES = """() => Array.from(document.querySelectorAll(
 
 
 def search_failures(
-    root: Path, chromium: str, queries: tuple[str, ...] = SEARCH_QUERIES
+    root: Path,
+    executable: str | None = None,
+    queries: tuple[str, ...] = SEARCH_QUERIES,
 ) -> tuple[list[str], int]:
     """The summaries of the search's results print no raw TeX: the site is served
     on this machine (the results' summaries are read from the pages, which a
@@ -636,8 +678,6 @@ def search_failures(
     import http.server
     import re
     import threading
-
-    from playwright.sync_api import sync_playwright
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args: Any) -> None:
@@ -654,50 +694,44 @@ def search_failures(
     failures: list[str] = []
     read = 0
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(
-                executable_path=chromium, args=["--no-sandbox", "--disable-gpu"]
+        with chromium(executable) as browser:
+            page = browser.new_page(viewport={"width": WIDTHS[0], "height": 900})
+            page.set_default_timeout(LOAD_TIMEOUT)
+            page.route(
+                "**/*",
+                lambda route: (
+                    route.continue_()
+                    if route.request.url.startswith(base)
+                    else route.abort()
+                ),
             )
-            try:
-                page = browser.new_page(viewport={"width": WIDTHS[0], "height": 900})
-                page.set_default_timeout(LOAD_TIMEOUT)
-                page.route(
-                    "**/*",
-                    lambda route: (
-                        route.continue_()
-                        if route.request.url.startswith(base)
-                        else route.abort()
-                    ),
+            for query in queries:
+                page.goto(f"{base}/search.html?q={query}", wait_until="load")
+                page.wait_for_function(
+                    "() => /found/i.test((document.querySelector("
+                    "'#search-results .search-summary') || {}).textContent || '')"
                 )
-                for query in queries:
-                    page.goto(f"{base}/search.html?q={query}", wait_until="load")
+                try:  # each summary is fetched from its page after the list
                     page.wait_for_function(
-                        "() => /found/i.test((document.querySelector("
-                        "'#search-results .search-summary') || {}).textContent || '')"
+                        f"() => ({_SUMMARIES})().every(t => t !== null)",
+                        timeout=60_000,
                     )
-                    try:  # each summary is fetched from its page after the list
-                        page.wait_for_function(
-                            f"() => ({_SUMMARIES})().every(t => t !== null)",
-                            timeout=60_000,
-                        )
-                    except Exception:  # playwright's TimeoutError: read what came
-                        pass
-                    texts = [t for t in page.evaluate(_SUMMARIES) if t is not None]
-                    read += len(texts)
-                    for text in texts:
-                        for rule, what in rules:
-                            m = rule.search(text)
-                            if m:
-                                near = " ".join(
-                                    text[max(0, m.start() - 40) : m.end() + 40].split()
-                                )
-                                failures.append(
-                                    f"search.html?q={query}: a summary prints {what}: "
-                                    f"{near!r}"
-                                )
-                                break
-            finally:
-                browser.close()
+                except Exception:  # playwright's TimeoutError: read what came
+                    pass
+                texts = [t for t in page.evaluate(_SUMMARIES) if t is not None]
+                read += len(texts)
+                for text in texts:
+                    for rule, what in rules:
+                        m = rule.search(text)
+                        if m:
+                            near = " ".join(
+                                text[max(0, m.start() - 40) : m.end() + 40].split()
+                            )
+                            failures.append(
+                                f"search.html?q={query}: a summary prints {what}: "
+                                f"{near!r}"
+                            )
+                            break
     finally:
         server.shutdown()
         server.server_close()

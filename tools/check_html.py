@@ -29,11 +29,13 @@ of the chapters are read from the execution cache next to the HTML directory
    snapshot, writes to stderr or holds an error (the build's ``stderr_output``
    setting sees the cells only, not the output areas of widgets).
 4. Every chapter page and every page of the Coursework part, opened in headless
-   Chromium with no network (the desktop view of item 7, read once MathJax has
-   run), typesets its mathematics with MathJax
-   (``mjx-container`` elements, no ``merror``), renders the snapshots of its saved
-   widgets with their images (at least as many ``<img>`` in the rendered page as in
-   its HTML plus its snapshots), and shows no traceback.
+   Chromium with no network with its scripts DISABLED, holds its mathematics
+   typeset (KaTeX's output in every ``math`` element, typeset when the book was
+   built by :mod:`bookext.katex`; no KaTeX error) and no raw TeX in its text
+   (:func:`prose_failures`); opened with its scripts (the desktop view of item 7),
+   it renders the snapshots of its saved widgets with their images (at least as
+   many ``<img>`` in the rendered page as in its HTML plus its snapshots), and
+   shows no traceback.
 5. No page of the edition, whatever its part, shows a rubric of the assignments or a
    model answer of their written questions (:func:`leak_failures`): those are for
    instructors only (``_build/assignments/<slug>/rubric.md``).
@@ -49,11 +51,13 @@ of the chapters are read from the execution cache next to the HTML directory
    least 9 px high on screen (its PNG records that text's height in its pixels,
    :mod:`bookext.legible`; the figure's width on screen over its width in pixels
    scales it; folded parts are opened; the smallest of each page is printed). The
-   weight of each page is printed.
-   After MathJax has run, no text of a chapter page outside the typeset formulas,
-   code and scripts holds a TeX command or a pair of dollars (maths that Markdown
-   cut, or that MathJax left alone); the other pages are read the same way without a
-   browser (their maths elements are skipped) (:func:`prose_failures`).
+   weight of each page is printed, and the script weight of each chapter page (its
+   ``<script src>`` files and inline scripts, :func:`script_failures`) must stay
+   within :data:`SCRIPT_BUDGET` (1.55 MB).
+   No text of a page outside code and scripts holds a TeX command, ``\\(``,
+   ``\\[`` or a pair of dollars (maths that Markdown cut, or that was not typeset),
+   neither with scripts disabled (item 4; the other pages are read the same way,
+   parsed without a browser) nor once they have run (:func:`prose_failures`).
 8. Every page of the edition: every image has an alternative text that describes
    it, not a path, a hash or nothing (:func:`image_alt_failures`); no sentence says
    that widgets are static or show only their initial state, and no sentence sends
@@ -79,11 +83,11 @@ that executes the chapters.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
 import re
-import shutil
 import sys
 import tokenize
 from pathlib import Path
@@ -384,14 +388,28 @@ def static_failures(
     return list(dict.fromkeys(failures)), text.count("<img") + widget_images(state)
 
 
-# what a reader must never see in the text of a page (outside formulas, code and
-# scripts): a TeX command, or a pair of dollars around what should be a formula
-RAW_TEX = re.compile(r"\\[A-Za-z]+")
+# what a reader must never see in the text of a page (outside code and scripts): a
+# TeX command or TeX's maths delimiters, or a pair of dollars around what should be
+# a formula; the book's formulas are typeset when it is built (bookext/katex.py), so
+# a page shows none of these even before (or without) any script
+RAW_TEX = re.compile(r"\\[A-Za-z]+|\\[(\[]")
 DOLLARS = re.compile(r"\$[^$\n]+\$")
-# elements whose text is not prose: code (also the "pre" spans of signatures),
-# scripts, and (before MathJax runs) maths
-NOT_PROSE = {"script", "style", "pre", "code", "kbd", "samp", "textarea", "svg", "math"}
-MATH_CLASS = re.compile(r"\b(?:math|pre)\b")
+# elements whose text is not prose: code (also the "pre" spans of signatures) and
+# scripts; and the TeX source that KaTeX keeps in a typeset formula's MathML, an
+# annotation that no browser shows (the rest of the formula is read: a formula left
+# as TeX shows its source there)
+NOT_PROSE = {
+    "script",
+    "style",
+    "pre",
+    "code",
+    "kbd",
+    "samp",
+    "textarea",
+    "svg",
+    "template",
+}
+NOT_PROSE_CLASS = "pre"
 # alternative texts that name a file instead of describing the image
 ALT_PATH = re.compile(
     r"(?:^|/)[\w.-]+\.(?:png|jpe?g|gif|svg|webp)$|^[0-9a-f]{16,}$|^\.\.?/|_images/",
@@ -417,54 +435,55 @@ SOLUTION_PROMISE = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=4)
+def soup_of(text: str) -> Any:
+    """``text`` parsed by Beautiful Soup (Python's HTML parser), for reading only:
+    the last few pages parsed are kept, since each page is read by several checks
+    (a chapter with its typeset formulas takes seconds to parse)."""
+    from bs4 import BeautifulSoup
+
+    return BeautifulSoup(text, "html.parser")
+
+
+def _not_prose(el: Any) -> bool:
+    if el.name in NOT_PROSE or NOT_PROSE_CLASS in (el.get("class") or ()):
+        return True
+    return el.name == "annotation" and el.get("encoding") == "application/x-tex"
+
+
 class _Prose:
-    """The text of a page outside code, scripts and maths, with the nearest id."""
+    """The text of a page outside code and scripts, with the nearest id, and its
+    images; the page is parsed by Beautiful Soup (Python's HTML parser)."""
 
     def __init__(self, text: str):
-        from html.parser import HTMLParser
+        from bs4 import Comment, NavigableString
 
         self.chunks: list[tuple[str, str]] = []  # (nearest id, text)
         self.images: list[tuple[str, dict]] = []  # (nearest id, attributes)
-        chunks, images = self.chunks, self.images
-        state = {"skip": [], "id": "top", "stack": []}
-
-        class Parser(HTMLParser):
-            def handle_starttag(self, tag, attrs):
-                a = dict(attrs)
-                if a.get("id"):
-                    state["id"] = a["id"]
-                if tag == "img":
-                    images.append((state["id"], a))
-                    return
-                if tag in ("br", "hr", "meta", "link", "input", "source", "wbr"):
-                    return
-                skip = tag in NOT_PROSE or bool(MATH_CLASS.search(a.get("class", "")))
-                state["stack"].append((tag, skip))
-                if skip:
-                    state["skip"].append(tag)
-
-            def handle_endtag(self, tag):
-                stack = state["stack"]
-                for k in range(len(stack) - 1, -1, -1):
-                    if stack[k][0] == tag:
-                        for _, skipped in stack[k:]:
-                            if skipped:
-                                state["skip"].pop()
-                        del stack[k:]
-                        break
-
-            def handle_data(self, data):
-                if not state["skip"] and data.strip():
-                    chunks.append((state["id"], data))
-
-        parser = Parser(convert_charrefs=True)
-        parser.feed(text)
-        parser.close()
+        soup = soup_of(text)
+        where = "top"
+        # the document's elements and strings in order: the nearest id is the last
+        # one opened before the text (as a reader scrolls to it)
+        for node in soup.descendants:
+            if isinstance(node, NavigableString):
+                if isinstance(node, Comment) or type(node) is not NavigableString:
+                    continue  # comments, CDATA, the doctype
+                if node.strip() and not any(_not_prose(p) for p in node.parents):
+                    self.chunks.append((where, str(node)))
+                continue
+            if node.get("id"):
+                where = node["id"]
+            if node.name == "img":
+                attrs = {
+                    k: " ".join(v) if isinstance(v, list) else v
+                    for k, v in node.attrs.items()
+                }
+                self.images.append((where, attrs))
 
 
 def prose_failures(text: str, name: str) -> list[str]:
-    """Raw TeX and literal ``$...$`` in the text of a page outside maths, code and
-    scripts (the maths elements are those MathJax typesets)."""
+    """Raw TeX (a command, ``\\(`` or ``\\[``) and literal ``$...$`` in the text of
+    a page outside code and scripts: formulas typeset in the HTML show none."""
     failures = []
     for where, data in _Prose(text).chunks:
         for rule, what in ((RAW_TEX, "raw TeX"), (DOLLARS, "a literal $...$")):
@@ -475,6 +494,16 @@ def prose_failures(text: str, name: str) -> list[str]:
                     f"{name}: {what} in the text near #{where}: {snippet!r}"
                 )
     return failures
+
+
+def formula_counts(text: str) -> tuple[int, int, int]:
+    """The formulas of a page (Sphinx's ``math`` elements), how many of them hold
+    KaTeX's typeset output, and how many KaTeX marked as errors."""
+    soup = soup_of(text)
+    formulas = soup.select("span.math, div.math")
+    typeset = [f for f in formulas if f.select_one(".katex")]
+    errors = soup.select(".katex-error, .attnlib-tex-error")
+    return len(formulas), len(typeset), len(errors)
 
 
 def image_alt_failures(text: str, name: str) -> list[str]:
@@ -495,30 +524,40 @@ def image_alt_failures(text: str, name: str) -> list[str]:
 
 # ------------------------------------------------ what a page loads and links
 
-#: the most bytes of script (the files of its ``<script src>``) a chapter page loads
-#: (MathJax, the theme's, the search's with its index, the book's): 3.1 MB with Font
-#: Awesome's JavaScript (1.49 MB), which the pages no longer load
-SCRIPT_BUDGET = 2_000_000
-_SCRIPT_FILE = re.compile(r'<script\b[^>]*\ssrc="([^"]+)"', re.I)
+#: the most bytes of script a chapter page loads (the files of its ``<script src>``
+#: and its inline JavaScript): half of the 3.1 MB a chapter page loaded with Font
+#: Awesome's JavaScript (1.49 MB) and MathJax (1.17 MB), neither of which a page
+#: loads now (the formulas are typeset when the book is built)
+SCRIPT_BUDGET = 1_550_000
+# the types of <script> that a browser runs (not JSON data, e.g. a widget's state)
+_JS_TYPES = {"", "text/javascript", "application/javascript", "module"}
 ICON_SCRIPT = "fontawesome.js"
 # a Font Awesome class (fa-solid, fa-lg, fa-magnifying-glass...)
 _FA_CLASS = re.compile(r"\bfa-[a-z0-9-]+")
-_CLASS_ATTR = re.compile(r'\sclass="([^"]*)"')
 
 
 def page_scripts(page: Path, root: Path) -> dict[str, int]:
-    """The local script files a page loads (``<script src>``), with their sizes in
-    bytes (-1: missing); scripts of another host are counted by
-    :func:`static_failures`."""
-    text = page.read_text(encoding="utf-8", errors="replace")
-    sizes = {}
-    for src in _SCRIPT_FILE.findall(text):
+    """The JavaScript a page loads, with sizes in bytes: its local script files
+    (``<script src>``; -1: missing) and, as ``"<inline>"``, the text of its inline
+    scripts; scripts of another host are counted by :func:`static_failures`."""
+    soup = soup_of(page.read_text(encoding="utf-8", errors="replace"))
+    sizes: dict[str, int] = {}
+    inline = 0
+    for script in soup.find_all("script"):
+        if (script.get("type") or "").strip().lower() not in _JS_TYPES:
+            continue
+        src = script.get("src")
+        if src is None:
+            inline += len(script.get_text().encode("utf-8"))
+            continue
         if "//" in src:
             continue
         path = (page.parent / src.split("?")[0].split("#")[0]).resolve()
         sizes[path.relative_to(root.resolve()).as_posix()] = (
             path.stat().st_size if path.is_file() else -1
         )
+    if inline:
+        sizes["<inline>"] = inline
     return sizes
 
 
@@ -553,9 +592,12 @@ def script_failures(
 def icon_failures(text: str, name: str, stylesheets: str) -> list[str]:
     """Font Awesome classes of a page that no stylesheet the site ships defines:
     without Font Awesome's JavaScript, an icon is drawn by the webfont's CSS only."""
-    used = set()
-    for classes in _CLASS_ATTR.findall(text):
-        used.update(_FA_CLASS.findall(classes))
+    used = {
+        c
+        for el in soup_of(text).find_all(class_=True)
+        for c in el["class"]
+        if _FA_CLASS.fullmatch(c)
+    }
     missing = sorted(
         c
         for c in used
@@ -574,36 +616,75 @@ def site_stylesheets(root: Path) -> str:
     )
 
 
-#: folders of ``book/_vendor`` that only the page check loads: never in the site
-CHECK_ONLY = ("axe",)
+#: folders of ``book/_vendor`` that no page loads (the page check's axe-core, the
+#: build's KaTeX for Node.js): never in the site
+CHECK_ONLY = ("axe", "katex-node")
 
 
 def shipped_failures(root: Path) -> list[str]:
-    """What the site ships that no page loads: the page check's axe-core."""
-    return [
+    """What the site ships that no page loads: the page check's axe-core, the
+    build's KaTeX, a script of ``_static`` that no page names in a ``<script src>``
+    (MathJax, Font Awesome's JavaScript), a source map."""
+    failures = [
         f"the site ships {folder}/ in _static (only the page check loads it)"
         for folder in CHECK_ONLY
         if (root / "_static" / folder).exists()
     ]
+    static = root / "_static"
+    if not static.is_dir():
+        return failures
+    loaded: set[Path] = set()
+    for page in root.rglob("*.html"):
+        if static in page.parents:
+            continue
+        loaded.update(p for p in page_scripts(page, root) if p != "<inline>")
+    loaded_paths = {(root / p).resolve() for p in loaded}
+    unloaded = sorted(
+        p.relative_to(root).as_posix()
+        for p in static.rglob("*")
+        if p.is_file()
+        and (
+            p.suffix == ".map"
+            or (p.suffix == ".js" and p.resolve() not in loaded_paths)
+        )
+        and not any(folder in p.relative_to(static).parts[:1] for folder in CHECK_ONLY)
+    )
+    if unloaded:
+        failures.append(
+            f"the site ships {len(unloaded)} scripts or source maps that no page "
+            f"loads: {', '.join(unloaded[:5])}" + (" ..." if len(unloaded) > 5 else "")
+        )
+    return failures
 
 
 # a proof (sphinx-proof's prf:proof: the classes "proof admonition" and the id
 # "proof"; a theorem's box is "proof theorem admonition" with its label as id)
-_PROOF = re.compile(r'<div class="proof (?:[\w-]+ )*?admonition[^"]*" id="proof[^"]*">')
-_PROOF_FOLD = re.compile(
-    r'\s*<details class="attnlib-proof-fold"[^>]*>\s*<summary class="attnlib-fold">'
-)
+_PROOF = 'div.proof.admonition[id^="proof"]'
+
+
+def _first_element(el: Any) -> Any:
+    return next(iter(el.find_all(True, recursive=False)), None)
 
 
 def proof_fold_failures(text: str, name: str) -> list[str]:
     """Proofs that cannot be folded: each proof's box opens with its fold control."""
     failures = []
-    for m in _PROOF.finditer(text):
-        if not _PROOF_FOLD.match(text, m.end()):
-            where = re.search(r'\sid="([^"]+)"', m.group(0))
+    for box in soup_of(text).select(_PROOF):
+        if box["class"][0] != "proof":
+            continue
+        fold = _first_element(box)
+        summary = _first_element(fold) if fold is not None else None
+        if not (
+            fold is not None
+            and fold.name == "details"
+            and "attnlib-proof-fold" in fold.get("class", ())
+            and summary is not None
+            and summary.name == "summary"
+            and "attnlib-fold" in summary.get("class", ())
+        ):
             failures.append(
-                f"{name}: the proof #{where.group(1) if where else '?'} at offset "
-                f"{m.start()} cannot be folded"
+                f"{name}: the proof #{box['id']} at line {box.sourceline} "
+                "cannot be folded"
             )
     return failures
 
@@ -617,18 +698,17 @@ def book_repository_url() -> str:
     return str((data.get("repository") or {}).get("url") or "")
 
 
-_FOOTER_LINKS = re.compile(r'<p class="attnlib-links">(.*?)</p>', re.S)
-_HREF = re.compile(r'<a class="(attnlib-[a-z]+)" href="([^"]*)"')
-
-
 def footer_failures(page: Path, root: Path, repository: str) -> list[str]:
     """The footer of a page links how to cite the book (``CITATION.cff``, in the
     site), the PDF when the site holds one (and only then) and the repository when
     ``repository`` is set."""
     text = page.read_text(encoding="utf-8", errors="replace")
     name = page.relative_to(root).as_posix()
-    m = _FOOTER_LINKS.search(text)
-    links = dict(_HREF.findall(m.group(1))) if m else {}
+    links = {
+        a["class"][0]: a.get("href", "")
+        for a in soup_of(text).select("p.attnlib-links a[class]")
+        if a["class"][0].startswith("attnlib-")
+    }
     failures = []
     pdfs = sorted(p.name for p in root.glob("*.pdf"))
     for kind, what in (("attnlib-cite", "CITATION.cff"), ("attnlib-pdf", "the PDF")):
@@ -742,20 +822,20 @@ def sources_and_build(root: Path) -> tuple[Path, Path]:
     return Path(__file__).resolve().parents[1] / "book", root.parent
 
 
-_REFRESH = re.compile(
-    r"<meta\s+http-equiv=[\"']?refresh[\"']?\s+content=[\"']\s*\d+\s*;\s*url=([^\"'>]+)",
-    re.I,
-)
+_REFRESH = re.compile(r"\s*\d+\s*;\s*url=(.+)", re.I)
 
 
 def redirect_target(page: Path) -> Path | None:
     """The page a redirect page (an HTML refresh, as Jupyter Book writes the site's
     index) sends the reader to, or None for a page with content of its own."""
     text = page.read_text(encoding="utf-8", errors="replace")
-    m = _REFRESH.search(text)
-    if m is None or len(text) > 2000:
+    if len(text) > 2000:
         return None
-    return (page.parent / m.group(1).strip().split("#")[0]).resolve()
+    for meta in soup_of(text).find_all("meta", attrs={"http-equiv": True}):
+        m = _REFRESH.match(meta.get("content", ""))
+        if meta["http-equiv"].lower() == "refresh" and m:
+            return (page.parent / m.group(1).strip().split("#")[0]).resolve()
+    return None
 
 
 ARTICLE = re.compile(r'<article class="bd-article"[^>]*>.*?</article>', re.S)
@@ -771,22 +851,18 @@ def same_article(page: Path, other: Path) -> bool:
     return bool(mine and theirs and mine.group(0) == theirs.group(0))
 
 
-_TAG = re.compile(r"<([a-zA-Z][\w-]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>")
-_CLASS = re.compile(r"""\bclass=(?:"([^"]*)"|'([^']*)')""")
-_STYLE = re.compile(r"""\bstyle=(?:"([^"]*)"|'([^']*)')""")
-
-
-def _attr(pattern: re.Pattern, attrs: str) -> str:
-    m = pattern.search(attrs)
-    return " ".join(sorted((m.group(1) or m.group(2) or "").split())) if m else ""
-
-
 def styled_elements(text: str) -> set[tuple[str, str, str]]:
     """The kinds of element of a page's article: tag, classes and inline style."""
-    m = ARTICLE.search(text)
+    article = soup_of(text).select_one("article.bd-article")
+    if article is None:
+        return set()
     return {
-        (t.group(1).lower(), _attr(_CLASS, t.group(2)), _attr(_STYLE, t.group(2)))
-        for t in _TAG.finditer(m.group(0) if m else "")
+        (
+            el.name,
+            " ".join(sorted(el.get("class", ()))),
+            " ".join(sorted(el.get("style", "").split())),
+        )
+        for el in [article, *article.find_all(True)]
     }
 
 
@@ -808,13 +884,11 @@ def colours_checked_there(page: Path, other: Path) -> bool:
     )
 
 
-_SHEET = re.compile(r'<link[^>]*rel="stylesheet"[^>]*href="([^"?]+)', re.I)
 _DIV = re.compile(r"<(/?)div\b", re.I)
 _EXPLORER = re.compile(r'<div class="attnlib-explorer" ')
 _EXPLORER_DATA = re.compile(
     r'<script[^>]*class="attnlib-explorer-data"[^>]*>(.*?)</script>', re.S
 )
-_SCRIPT_SRC = re.compile(r'<script[^>]*\ssrc="([^"?#]+)', re.I)
 _IMG_SRC = re.compile(r'<img[^>]*\ssrc="([^"?#]+)', re.I)
 
 
@@ -870,13 +944,13 @@ def explorers_checked_there(page: Path, other: Path) -> bool:
         except (ValueError, KeyError, TypeError):
             return False
         frames += _IMG_SRC.findall(box)
-    scripts = _SCRIPT_SRC.findall(mine)
+    scripts = _script_sources(mine)
     # the code (the theme's, the book's, MathJax): the same files; the search
     # index, which each edition builds from its own text, by name only
     code = [s for s in scripts if "_static/" in s]
     return (
         bool(frames)
-        and scripts == _SCRIPT_SRC.findall(theirs)
+        and scripts == _script_sources(theirs)
         and _stylesheets(mine) == _stylesheets(theirs)
         and _same_files(page, other, frames + code)
     )
@@ -884,7 +958,19 @@ def explorers_checked_there(page: Path, other: Path) -> bool:
 
 def _stylesheets(text: str) -> list[str]:
     """The stylesheets a page loads (their names, without the edition's version)."""
-    return [href.rsplit("/", 1)[-1] for href in _SHEET.findall(text)]
+    return [
+        link["href"].split("?")[0].rsplit("/", 1)[-1]
+        for link in soup_of(text).find_all("link", href=True)
+        if "stylesheet" in link.get("rel", ())
+    ]
+
+
+def _script_sources(text: str) -> list[str]:
+    """The addresses of a page's script files, without their queries."""
+    return [
+        s["src"].split("?")[0].split("#")[0]
+        for s in soup_of(text).find_all("script", src=True)
+    ]
 
 
 def main(root: Path, shots: Path | None = None, same_as: Path | None = None) -> int:
@@ -908,7 +994,7 @@ def main(root: Path, shots: Path | None = None, same_as: Path | None = None) -> 
         failures += leak_failures(text, rel, secrets)
         failures += image_alt_failures(text, rel)
         failures += stale_failures(text, rel, has_solutions)
-        if page not in pages:  # the chapters are read in Chromium, after MathJax
+        if page not in pages:  # the chapters are read as Chromium parses them
             failures += prose_failures(text, rel)
         failures += proof_fold_failures(text, rel)
         failures += icon_failures(text, rel, stylesheets)
@@ -926,18 +1012,19 @@ def main(root: Path, shots: Path | None = None, same_as: Path | None = None) -> 
     for page in pages:
         page_fail, expected_img[page] = static_failures(page, build, sources, figures)
         failures += page_fail
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        print(
-            "chromium is not installed: the rendering check cannot run", file=sys.stderr
-        )
-        return 1
     from .browser_check import (
         WEIGHT_AIM,
         accessibility_pages,
         check_pages,
+        chromium_path,
         search_failures,
     )
+
+    if chromium_path() is None:
+        print(
+            "chromium is not installed: the rendering check cannot run", file=sys.stderr
+        )
+        return 1
 
     # the student edition: the pages whose article is the reader edition's were read
     # in the browser there; on the others, axe-core's colour rules were run there on
@@ -958,19 +1045,33 @@ def main(root: Path, shots: Path | None = None, same_as: Path | None = None) -> 
             "driven there"
         )
     doms: dict[Path, str] = {}
+    noscript: dict[Path, str] = {}
     browser_fail, weights = check_pages(
-        browse, root, chromium, shots, figures, doms, colours_there, driven_there
+        browse,
+        root,
+        None,
+        shots,
+        figures,
+        doms,
+        colours_there,
+        driven_there,
+        noscript=noscript,
     )
     failures += browser_fail
     for page in browse:
         dom = doms.get(page, "")
         text = page.read_text(encoding="utf-8")
-        n_math = dom.count("<mjx-container")
-        has_math = "\\(" in text or "math notranslate" in dom
-        if has_math and n_math == 0:
-            failures.append(f"{page.name}: MathJax typeset nothing")
-        if "<mjx-merror" in dom:
-            failures.append(f"{page.name}: MathJax reports an error")
+        # the page as a reader sees it before any script has run (or with none): its
+        # formulas are typeset and no text holds TeX
+        failures += prose_failures(noscript.get(page, text), page.name)
+        n_math, n_typeset, n_errors = formula_counts(noscript.get(page, text))
+        if n_typeset < n_math:
+            failures.append(
+                f"{page.name}: {n_math - n_typeset} of {n_math} formulas are not "
+                "typeset in the HTML"
+            )
+        if n_errors:
+            failures.append(f"{page.name}: {n_errors} formulas KaTeX could not typeset")
         n_views = text.count('type="application/vnd.jupyter.widget-view+json"')
         n_rendered = dom.count("jupyter-widgets-disconnected")
         if n_views and n_rendered == 0:
@@ -981,8 +1082,8 @@ def main(root: Path, shots: Path | None = None, same_as: Path | None = None) -> 
                 f"{page.name}: {n_img} images rendered, {expected_img[page]} expected"
             )
         print(
-            f"{page.name}: {n_math} formulas typeset, {n_views} widget views saved, "
-            f"{n_img} images rendered"
+            f"{page.name}: {n_typeset} of {n_math} formulas typeset in the HTML, "
+            f"{n_views} widget views saved, {n_img} images rendered"
         )
     failures += chapter_notebook_failures(root, sources)
     # axe-core on every other page of the edition, in both modes of the theme
@@ -1006,14 +1107,14 @@ def main(root: Path, shots: Path | None = None, same_as: Path | None = None) -> 
             f"{checked_there} other pages hold the article of {same_as}: "
             f"axe-core checked them there; {len(others)} checked here"
         )
-    failures += accessibility_pages(others, chromium)
+    failures += accessibility_pages(others)
     # the summaries of the search's results, read from the pages as a reader's
     # browser reads them (the site served on this machine)
-    search_fail, summaries = search_failures(root, chromium)
+    search_fail, summaries = search_failures(root)
     failures += search_fail
     print(f"search: {summaries} summaries of results read, {len(search_fail)} failures")
     print(
-        f"script weight of the chapter pages (their <script src> files; budget "
+        f"script weight of the chapter pages (script files and inline scripts; budget "
         f"{SCRIPT_BUDGET / 1e6:.2f} MB):"
     )
     for name, size in script_weights.items():

@@ -261,6 +261,24 @@ def _sliced(get_msg):
     that wake-up is lost, a message that has arrived is found only when the poll
     times out, and a wait of ``timeout=900`` sat 900 s on a reply that was there.
     Short polls bound that loss to one slice, with the same timeout overall.
+
+    Upstream, no issue describes this case exactly (nbclient's ``get_msg`` on the
+    client's shell or iopub channel, in a clean CI run, with no reproducer yet);
+    the nearest, to check before dropping this workaround:
+
+    * zeromq/pyzmq#2173, "getsockopt(zmq.EVENTS) drains signaler, can cause
+      zmq.asyncio recv to miss wakeups": the same lost wake-up of a
+      ``zmq.asyncio`` receive on the edge-triggered ``ZMQ_FD``, blamed there on a
+      read of ``ZMQ_EVENTS`` elsewhere draining the signal; closed without a fix
+      (the maintainer did not dispute a bug but asked for a reproducer), so a
+      fixed pyzmq release cannot be assumed from it.
+    * zeromq/pyzmq#1558, "Starting zmq.asyncio.Poller with socket initialized
+      outside of running loop hangs": the same symptom (the event is returned
+      only when the poll times out), for sockets made before the loop ran; here
+      jupyter_client makes its sockets inside nbclient's loop.
+    * ipython/ipykernel#1554 (open): the same kind of lost wake-up on the
+      kernel's side (a request left unread on the shell ROUTER since ipykernel
+      7); here the client waits on a message that has arrived.
     """
     from queue import Empty
 

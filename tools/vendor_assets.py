@@ -1,8 +1,11 @@
 """Fetch the scripts the HTML book serves itself, so that it renders with no network.
 
-The pages need MathJax 3 (mathematics); the page check needs axe-core (accessibility).
-The widgets need no script of Jupyter's: they are static explorers in the pages
-(``attnlib.widgets``, ``bookext``). The packages are taken from the npm registry with
+The build needs KaTeX, which typesets the formulas in Node.js (``bookext.katex``),
+and the pages its stylesheet and fonts (WOFF2 only: every browser that reads the
+pages reads it); the page check needs axe-core (accessibility). No page loads a script
+to show its mathematics, and the widgets need no script of Jupyter's: they are static
+explorers in the pages (``attnlib.widgets``, ``bookext``). The packages are taken
+from the npm registry with
 ``npm pack`` at the exact versions below, checked against their published sha512
 integrity, and unpacked into ``book/_vendor`` (not tracked), which ``_config.yml``
 serves as static files.
@@ -19,6 +22,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,9 +31,9 @@ import tempfile
 from pathlib import Path
 
 PACKAGES = {
-    "mathjax@3.2.2": (
-        "sha512-Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/"
-        "O9NliPc+x77k1/FEsPsjKPZGJvtRZM1vO+geW0OhGw=="
+    "katex@0.16.22": (
+        "sha512-XCHRdUw4lf3SKBaJe4EvgqIuWwkPSo9XoeO8GjQW94Bp7TWv9hNhzZjZ+OH9yf1UmLygb7DI"
+        "T5GSFQiyt16zYg=="
     ),
     # the accessibility engine of the page check (tools/check_html.py), which reads
     # it from book/_vendor: no page loads it, and the build does not copy it into the
@@ -39,9 +43,16 @@ PACKAGES = {
         "ooJpZe37OgudVGtQ=="
     ),
 }
-# What each package contributes: (path inside the tarball, destination in book/_vendor).
+# What each package contributes: (path inside the tarball, destination in book/_vendor);
+# a path ending in a pattern copies the files it matches into the destination folder.
 LAYOUT = {
-    "mathjax@3.2.2": [("package/es5", "mathjax")],
+    "katex@0.16.22": [
+        # the build's (bookext/assets.py keeps it out of the site)
+        ("package/dist/katex.js", "katex-node/katex.js"),
+        # the pages'
+        ("package/dist/katex.min.css", "katex/katex.min.css"),
+        ("package/dist/fonts/*.woff2", "katex/fonts"),
+    ],
     "axe-core@4.14.1": [("package/axe.min.js", "axe/axe.min.js")],
 }
 DEST = Path(__file__).resolve().parents[1] / "book" / "_vendor"
@@ -82,7 +93,7 @@ def _pack(npm: str, spec: str, dest: Path) -> Path | None:
         print(proc.stderr.strip(), file=sys.stderr)
         print(
             f"npm pack {spec} failed (exit status {proc.returncode}): "
-            "MathJax and the widget manager could not be fetched",
+            "the book's vendored packages could not be fetched",
             file=sys.stderr,
         )
         return None
@@ -96,7 +107,8 @@ def main(dest: Path = DEST) -> int:
     npm = shutil.which("npm")
     if npm is None:
         print(
-            "npm (Node.js) is needed to fetch MathJax and the widget manager",
+            "npm (Node.js) is needed to fetch KaTeX and axe-core "
+            "(Debian: apt-get install nodejs npm)",
             file=sys.stderr,
         )
         return 1
@@ -116,14 +128,31 @@ def main(dest: Path = DEST) -> int:
             root = Path(tmp) / spec.replace("/", "_")
             for src, dst in LAYOUT[spec]:
                 s, d = root / src, dest / dst
-                if s.is_dir():
+                if "*" in s.name:
+                    d.mkdir(parents=True, exist_ok=True)
+                    for f in sorted(s.parent.glob(s.name)):
+                        shutil.copy2(f, d / f.name)
+                elif s.is_dir():
                     shutil.copytree(s, d, ignore=shutil.ignore_patterns("*.map"))
                 else:
                     d.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy2(s, d)
+    css = dest / "katex" / "katex.min.css"
+    css.write_text(woff2_only(css.read_text(encoding="utf-8")), encoding="utf-8")
     stamp.write_text(repr(sorted(PACKAGES.items())))
     print(f"vendored {', '.join(PACKAGES)} into {dest}")
     return 0
+
+
+_OTHER_FONTS = re.compile(r',url\([^)]*\.(?:woff|ttf)\) format\("(?:woff|truetype)"\)')
+
+
+def woff2_only(css: str) -> str:
+    """KaTeX's stylesheet with its fonts in WOFF2 only (the site ships no other)."""
+    out = _OTHER_FONTS.sub("", css)
+    if "woff2" not in out or re.search(r"\.(?:ttf|woff)\b", out):
+        raise ValueError("KaTeX's stylesheet does not name its fonts as expected")
+    return out
 
 
 def extract(tar: tarfile.TarFile, dest: Path) -> None:
