@@ -253,17 +253,21 @@ def _kept(fig: Any) -> Iterator[None]:
             pass
 
 
-def _relayout(fig: Any) -> None:
+def _relayout(fig: Any, regridded: bool = False) -> None:
     """Lay the figure out again after its size or grid changed: a layout engine
-    that runs at every draw does it itself; otherwise ``tight_layout``, quietly
-    (a warning would fail the book's build)."""
+    that runs at every draw does it itself; a figure laid out by
+    ``tight_layout`` gets it again, quietly (a warning would fail the book's
+    build); one laid out by hand keeps its fractions, unless its panels were
+    moved to a new grid (``regridded``), which its fractions were not made for."""
     from matplotlib.layout_engine import PlaceHolderLayoutEngine, TightLayoutEngine
 
     engine = fig.get_layout_engine()
+    if engine is None and not regridded:
+        return  # laid out by hand, in fractions of the figure
     if engine is not None and not isinstance(
         engine, PlaceHolderLayoutEngine | TightLayoutEngine
     ):
-        return
+        return  # laid out at every draw
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fig.tight_layout()
@@ -273,15 +277,17 @@ def _relayout(fig: Any) -> None:
 def one_column(fig: Any, width: float | None = None) -> Iterator[bool]:
     """While the block runs, the panels of ``fig`` that sit side by side are
     stacked in one column, in reading order (row by row), each keeping its
-    height over its width; yields False (and changes nothing) when the figure has
-    a single column already or is not laid out on one grid.
+    height over its width; panels at most half as wide as ``width`` go two by two
+    instead, when the grid had three columns or more. Yields False (and changes
+    nothing) when the figure has a single column already or is not laid out on
+    one grid.
 
     Parameters
     ----------
     fig : matplotlib.figure.Figure
     width : float, optional
-        Width in inches of the stacked figure (default: that of one column of
-        the figure's grid).
+        Width in inches of the stacked figure (default: that of the widest
+        panel).
 
     Examples
     --------
@@ -309,20 +315,30 @@ def one_column(fig: Any, width: float | None = None) -> Iterator[bool]:
     heights = grid.get_height_ratios() or [1] * nrows
     cell_w = [w * r / sum(widths) for r in widths]
     cell_h = [h * r / sum(heights) for r in heights]
+    widest = max(sum(cell_w[c.colspan.start : c.colspan.stop]) for c, _, _ in panels)
     if width is None:
-        width = max(sum(cell_w[c.colspan.start : c.colspan.stop]) for c, _, _ in panels)
+        width = widest
+    # small panels go two by two (as wide as they were), others one by one
+    single = all(c.colspan.stop - c.colspan.start == 1 for c, _, _ in panels)
+    cols = 2 if single and ncols > 2 and width >= 1.9 * widest else 1
+    panel_w = width / cols
     rows = []
-    for top, _, _ in panels:
+    for k, (top, _, _) in enumerate(panels):
         pw = sum(cell_w[top.colspan.start : top.colspan.stop])
         ph = sum(cell_h[top.rowspan.start : top.rowspan.stop])
-        rows.append(min(max(ph * width / pw, 0.45 * width), 1.2 * width))
+        h_k = min(max(ph * panel_w / pw, 0.45 * panel_w), 1.2 * panel_w)
+        if k % cols:
+            rows[-1] = max(rows[-1], h_k)
+        else:
+            rows.append(h_k)
     with _kept(fig):
-        stack = GridSpec(len(panels), 1, figure=fig, height_ratios=rows)
+        stack = GridSpec(len(rows), cols, figure=fig, height_ratios=rows)
         for k, (_, axes, nested) in enumerate(panels):
+            cell = stack[k // cols, k % cols]
             for ax in axes:
-                ax.set_subplotspec(stack[k, 0])
+                ax.set_subplotspec(cell)
             for sub in nested:
-                sub._subplot_spec = stack[k, 0]
+                sub._subplot_spec = cell
         # a panel that shared its row's y axis hid its tick labels beside the
         # first; stacked, each shows them
         shared = [
@@ -337,7 +353,7 @@ def one_column(fig: Any, width: float | None = None) -> Iterator[bool]:
             spec = ax.get_subplotspec()
             if spec is not None:
                 ax._set_position(spec.get_position(fig))
-        _relayout(fig)
+        _relayout(fig, regridded=True)
         try:
             yield True
         finally:
