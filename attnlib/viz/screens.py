@@ -37,10 +37,12 @@ __all__ = [
     "without_phone",
 ]
 
-#: Width in CSS pixels of the column that holds a figure on a 1366 px screen.
-DESKTOP_COLUMN_PX = 680
-#: Width in CSS pixels of the column that holds a figure on a 390 px phone.
-PHONE_COLUMN_PX = 342
+#: Width in CSS pixels that a figure is drawn for on a 1366 px screen: the book's
+#: column there is about 650 px, a little less inside a solution or an admonition.
+DESKTOP_COLUMN_PX = 600
+#: Width in CSS pixels that a figure is drawn for on a 390 px phone: the column is
+#: 342 px there, a little less inside a solution or an admonition.
+PHONE_COLUMN_PX = 320
 #: Height in CSS pixels that the smallest text of a figure is drawn to show at
 #: (the pages require 8; the half pixel absorbs rounding of sizes and widths).
 TARGET_PX = 8.5
