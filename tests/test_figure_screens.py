@@ -228,3 +228,17 @@ def _png(fontsize):
 )
 def test_machine_dumps_are_told_from_texts_for_readers(alt, dump):
     assert (machine_dump(alt) is not None) is dump
+
+
+def test_a_long_title_is_wrapped_on_the_phone_and_restored():
+    """A title wider than the phone's figure would widen its cropped image and
+    shrink the panels: it is broken into lines there, and kept whole on the
+    desktop and after."""
+    fig = _strip()
+    title = "encoder_post: histograms of the pairwise inner products by layer"
+    fig.suptitle(title)
+    (desk, sizes), phone = screen_pngs(fig, _drawer(fig))
+    assert fig._suptitle.get_text() == title
+    # the phone's image is as wide as its panels need, not as the title
+    assert png_size(phone[0])[0] < 1.1 * PHONE_COLUMN_PX * min(phone[1]) / TARGET_PX
+    plt.close(fig)

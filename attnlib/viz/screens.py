@@ -273,6 +273,24 @@ def _relayout(fig: Any, regridded: bool = False) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fig.tight_layout()
+        _below_title(fig)
+
+
+def _below_title(fig: Any) -> None:
+    """Lower the top of the figure's grid until no panel reaches its title
+    (``tight_layout`` leaves room for a title of one line only)."""
+    title = getattr(fig, "_suptitle", None)
+    if title is None or not title.get_text():
+        return
+    renderer = fig.canvas.get_renderer()
+    bottom = title.get_window_extent(renderer).y0
+    reach = max(
+        (ax.get_tightbbox(renderer).y1 for ax in fig.get_axes() if ax.get_visible()),
+        default=bottom,
+    )
+    excess = (reach - bottom) / fig.bbox.height + 0.01
+    if excess > 0.01 and fig.subplotpars.top - excess > fig.subplotpars.bottom:
+        fig.subplots_adjust(top=fig.subplotpars.top - excess)
 
 
 @contextmanager
@@ -363,6 +381,33 @@ def one_column(fig: Any, width: float | None = None) -> Iterator[bool]:
                 ax.tick_params(axis="y", labelleft=label)
 
 
+@contextmanager
+def _wrapped_titles(fig: Any, width: float) -> Iterator[None]:
+    """While the block runs, the figure's title and its panels' titles that are
+    longer than ``width`` inches are broken into lines that fit it (a title wider
+    than the figure widens its cropped image, and shrinks everything else)."""
+    import textwrap
+
+    texts = [getattr(fig, "_suptitle", None)]
+    for ax in fig.get_axes():
+        texts += [ax.title, ax._left_title, ax._right_title]
+    kept = []
+    for text in texts:
+        if text is None or not text.get_text() or "$" in text.get_text():
+            continue  # none, or mathtext, whose length is not its width
+        chars = int(width * 72 / (0.55 * text.get_fontsize()))
+        lines = text.get_text().split("\n")
+        if max(len(line) for line in lines) <= chars:
+            continue
+        kept.append((text, text.get_text()))
+        text.set_text("\n".join(textwrap.fill(line, chars) for line in lines))
+    try:
+        yield
+    finally:
+        for text, value in kept:
+            text.set_text(value)
+
+
 # --- drawing for both screens -----------------------------------------------
 
 
@@ -429,7 +474,7 @@ def screen_pngs(
     # the target height (the text's size in points is the same in both layouts)
     points = min(sizes) * 72 / dpi if sizes else 10.0
     width = points * PHONE_COLUMN_PX / (72 * TARGET_PX)
-    with _kept(fig), one_column(fig, width) as stacked:
+    with _kept(fig), _wrapped_titles(fig, width), one_column(fig, width) as stacked:
         if not stacked:
             w, h = fig.get_size_inches()
             if width < w:
