@@ -381,26 +381,50 @@ def one_column(fig: Any, width: float | None = None) -> Iterator[bool]:
                 ax.tick_params(axis="y", labelleft=label)
 
 
+def _fill(line: str, chars: int) -> str:
+    """``line`` broken at its spaces into lines of at most ``chars`` visible
+    characters, never inside a ``$...$`` formula (whose visible length is that
+    of its plain text, :func:`attnlib.viz._plain`).
+
+    Examples
+    --------
+    >>> print(_fill(r"Minimisers of $E_D$ on the circle (mirror descent)", 20))
+    Minimisers of $E_D$ on
+    the circle (mirror
+    descent)
+    """
+    import re
+
+    from . import _plain
+
+    words = re.findall(r"(?:\$[^$]*\$|\S)+", line)
+    out: list[str] = []
+    for word in words:
+        if out and len(_plain(out[-1] + " " + word)) <= chars:
+            out[-1] += " " + word
+        else:
+            out.append(word)
+    return "\n".join(out) if len(_plain(line)) > chars else line
+
+
 @contextmanager
 def _wrapped_titles(fig: Any, width: float) -> Iterator[None]:
     """While the block runs, the figure's title and its panels' titles that are
     longer than ``width`` inches are broken into lines that fit it (a title wider
     than the figure widens its cropped image, and shrinks everything else)."""
-    import textwrap
-
     texts = [getattr(fig, "_suptitle", None)]
     for ax in fig.get_axes():
         texts += [ax.title, ax._left_title, ax._right_title]
     kept = []
     for text in texts:
-        if text is None or not text.get_text() or "$" in text.get_text():
-            continue  # none, or mathtext, whose length is not its width
-        chars = int(width * 72 / (0.55 * text.get_fontsize()))
-        lines = text.get_text().split("\n")
-        if max(len(line) for line in lines) <= chars:
+        if text is None or not text.get_text():
             continue
-        kept.append((text, text.get_text()))
-        text.set_text("\n".join(textwrap.fill(line, chars) for line in lines))
+        chars = int(width * 72 / (0.55 * text.get_fontsize()))
+        value = text.get_text()
+        lines = [_fill(line, chars) for line in value.split("\n")]
+        if "\n".join(lines) != value:
+            kept.append((text, value))
+            text.set_text("\n".join(lines))
     try:
         yield
     finally:
