@@ -29,8 +29,8 @@ CELLS = [
     "from attnlib.viz import caption\n"
     "fig, axes = plt.subplots(1, 3, figsize=(12, 3))\n"
     "for ax in axes: ax.plot([0, 1], [1, 0])\n"
-    "caption(fig, 'Three decays.', alt='Each of the three curves falls to zero.')\n"
-    "plt.show()",
+    # a cell that ends with caption(...): the figure is shown once
+    "caption(fig, 'Three decays.', alt='Each of the three curves falls to zero.')",
 ]
 
 

@@ -56,7 +56,7 @@ FIGURE_TEXT = "Figure: "
 ALT_TEXT = "Alt: "
 
 
-def caption(fig: Any, text: str, *, alt: str) -> Any:
+def caption(fig: Any, text: str, *, alt: str) -> None:
     """Give ``fig`` the caption and the alternative text the book shows with it.
 
     Parameters
@@ -68,16 +68,14 @@ def caption(fig: Any, text: str, *, alt: str) -> Any:
         The alternative text, for a reader who cannot see the image: what the
         figure shows and the point it makes (not its caption again).
 
-    Returns
-    -------
-    matplotlib.figure.Figure
-        ``fig``, so that a cell can end with ``caption(fig, ...)``.
+    It returns nothing: a cell that ends with it does not show the figure a
+    second time (pyplot's inline backend shows the open figure anyway).
 
     Examples
     --------
     >>> import matplotlib.pyplot as plt
     >>> fig = plt.figure()
-    >>> _ = caption(fig, "Two curves.", alt="The red curve stays above the blue.")
+    >>> caption(fig, "Two curves.", alt="The red curve stays above the blue.")
     >>> print(figure_text(fig))
     Figure: Two curves.
     Alt: The red curve stays above the blue.
@@ -98,7 +96,6 @@ def caption(fig: Any, text: str, *, alt: str) -> Any:
     if texts["text"].casefold() == texts["alt"].casefold():
         raise ValueError("alt must say more than the caption, got the caption again")
     setattr(fig, _TEXTS, (texts["text"], texts["alt"]))
-    return fig
 
 
 def figure_text(fig: Any) -> str:
