@@ -242,3 +242,17 @@ def test_a_long_title_is_wrapped_on_the_phone_and_restored():
     # the phone's image is as wide as its panels need, not as the title
     assert png_size(phone[0])[0] < 1.1 * PHONE_COLUMN_PX * min(phone[1]) / TARGET_PX
     plt.close(fig)
+
+
+def test_a_figure_made_without_pyplot_gets_its_phone_layout():
+    """The explorers draw on a Figure made without pyplot, whose bare canvas has
+    no renderer: its phone layout (a suptitle over panels in a row) is drawn."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, 3.4))
+    for ax in fig.subplots(1, 2):
+        ax.plot([0, 1])
+    fig.suptitle("diag(1, λ) on S¹: ascent and its energy")
+    fig.tight_layout()
+    (desk, sizes), phone = screen_pngs(fig, _drawer(fig))
+    assert phone is not None and png_size(phone[0])[1] > png_size(phone[0])[0]

@@ -279,7 +279,8 @@ def _below_title(fig: Any) -> None:
     title = getattr(fig, "_suptitle", None)
     if title is None or not title.get_text():
         return
-    renderer = fig.canvas.get_renderer()
+    # a figure made without pyplot has a bare canvas, without a renderer of its own
+    renderer = fig._get_renderer()
     bottom = title.get_window_extent(renderer).y0
     reach = max(
         (ax.get_tightbbox(renderer).y1 for ax in fig.get_axes() if ax.get_visible()),
