@@ -32,7 +32,7 @@ from . import assets, bibstyle, katex, sitelinks
 from .apiref import escape_type_stars, link_citations, resolve_reexport, write_pages
 from .folding import FoldChecks, register_proof_folds
 from .launch import colab_link, launch_config
-from .legible import legible_figures
+from .legible import legible_figures, strip_phone_images
 from .latex import Appendices, DropSolutions, PlayerFrames, latex_macros
 from .notebooks import add_links, build_finished
 from .search import SearchEnglishFolded
@@ -88,6 +88,7 @@ def setup(app: Any) -> dict:
     app.connect("html-page-context", legible_figures)
     app.connect("html-page-context", colab_link, priority=900)
     app.connect("build-finished", build_finished)
+    app.connect("build-finished", strip_phone_images)
     app.add_transform(PlayerFrames)
     app.add_transform(FigureCaptions)
     app.add_transform(FoldChecks)

@@ -258,14 +258,29 @@ def caption_of(alt: str) -> str:
     return "; ".join(titles) or "Figure"
 
 
+def figure_texts(text: str) -> tuple[str, str]:
+    """Caption and alternative text of a figure from its text form
+    (:func:`attnlib.viz.screens.figure_text`): those the chapter wrote
+    (``Figure: <caption>`` then ``Alt: <alternative text>``), else the caption
+    taken from the description (:func:`caption_of`) and the description."""
+    from attnlib.viz.screens import ALT_TEXT
+
+    body = text.strip().removeprefix(FIGURE_TEXT)
+    first, _, rest = body.partition("\n")
+    if rest.startswith(ALT_TEXT):
+        return first.strip(), rest[len(ALT_TEXT) :].strip()
+    return caption_of(body), body
+
+
 class FigureCaptions(SphinxTransform):
     """Every figure of a chapter gets an alternative text, a caption and a number.
 
-    The kernels that execute the chapters describe a matplotlib figure in its text
-    form (``Figure: <title, panels, axes>``, from the IPython start-up file that
-    :func:`setup_environment` points to). An image output with such a text becomes
-    a numbered figure whose alternative text is the description and whose caption is
-    its title part; an output that a cell already puts in a figure (``mystnb:
+    The kernels that execute the chapters give a matplotlib figure's caption and
+    alternative text in its text form (:func:`figure_texts`, from the IPython
+    start-up file that :func:`setup_environment` points to): those the chapter
+    wrote with :func:`attnlib.viz.caption`, else a description of its panels. An
+    image output with such a text becomes a numbered figure with that caption and
+    alternative text; an output that a cell already puts in a figure (``mystnb:
     figure:`` metadata) keeps its caption and gets the alternative text. Outputs
     that the HTML shows as something else (a static explorer, a player) are left
     alone, so that the numbers of the HTML and of the PDF agree.
@@ -284,7 +299,7 @@ class FigureCaptions(SphinxTransform):
             text = bundle.children[kinds.index("text/plain")].astext().strip()
             if not text.startswith(FIGURE_TEXT):
                 continue
-            alt = text[len(FIGURE_TEXT) :]
+            title, alt = figure_texts(text)
             holder = bundle.children[kinds.index("image/png")]
             images = list(holder.findall(nodes.image))
             if not images:
@@ -299,7 +314,6 @@ class FigureCaptions(SphinxTransform):
             docname = self.env.docname.replace("/", "-")
             figure = nodes.figure(ids=[f"{docname}-figure-{count}"])
             figure += images[0].deepcopy()
-            title = caption_of(alt)
             figure += nodes.caption(title, title)
             holder.children = [figure]
 

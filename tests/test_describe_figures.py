@@ -26,6 +26,11 @@ CELLS = [
     "display(fig)\n"
     "plt.close(fig)",
     "print(matplotlib.get_backend())",
+    "from attnlib.viz import caption\n"
+    "fig, axes = plt.subplots(1, 3, figsize=(12, 3))\n"
+    "for ax in axes: ax.plot([0, 1], [1, 0])\n"
+    # a cell that ends with caption(...): the figure is shown once
+    "caption(fig, 'Three decays.', alt='Each of the three curves falls to zero.')",
 ]
 
 
@@ -115,3 +120,35 @@ def test_the_caption_keeps_the_titles_only():
     )
     assert caption_of(nested) == "linear growth rates; simulations"
     assert caption_of("untitled panel (x: t).") == "Figure"
+
+
+def test_a_figure_with_a_caption_carries_it_and_a_phone_layout(executed):
+    """A figure given its caption and alternative text by the chapter carries both
+    in its text form; its three panels in a row are drawn for a phone stacked in
+    one column, in a PNG inside the desktop's, whose text shows at least 8.5 px in
+    a phone's column and which records its text size too."""
+    import base64
+
+    from attnlib.viz.screens import PHONE_COLUMN_PX, TARGET_PX, phone_image
+    from bookext.legible import png_size
+    from bookext.static import figure_texts
+
+    (data,) = _figures(executed.cells[3])
+    assert figure_texts(data["text/plain"]) == (
+        "Three decays.",
+        "Each of the three curves falls to zero.",
+    )
+    png = base64.b64decode(data["image/png"])
+    phone = phone_image(png)
+    assert phone is not None
+    (w, h), (pw, ph) = png_size(png), png_size(phone)
+    assert w > 2 * h and ph > 2 * pw  # a row on the desktop, a column on the phone
+    assert smallest_text(phone) * min(1, PHONE_COLUMN_PX / pw) >= TARGET_PX
+    # a single panel gets a phone's image only when its text would read too small
+    # in the phone's column (the default figure: 547 px once cropped, its tick
+    # labels 13.9 px, 8.1 px in a column of 320 px)
+    (single,) = _figures(executed.cells[0])
+    png = base64.b64decode(single["image/png"])
+    width, _ = png_size(png)
+    small = smallest_text(png) * min(1, PHONE_COLUMN_PX / width) < TARGET_PX
+    assert (phone_image(png) is not None) is small

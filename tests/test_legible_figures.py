@@ -1,7 +1,8 @@
-"""Figures keep their text legible on a phone: their PNG records the height of their
-smallest text, the pages hold each figure at the width where that text is 9 px
-high (scrolling sideways in its box when the column is narrower), and the page
-check fails on a figure whose smallest text shows smaller than 9 px."""
+"""Figures keep their text legible: their PNG records the height of their smallest
+text, a figure drawn for a phone too is shown through <picture> (its phone's image
+on a narrow screen), no image scrolls sideways, and the page check
+(tools.figure_check) fails on a figure whose smallest text shows smaller than 8 px
+where it is held to that."""
 
 import io
 from pathlib import Path
@@ -25,7 +26,7 @@ from bookext.legible import (
     legible_width,
     png_size,
 )
-from tools.browser_check import _FIGURES, text_failures
+from tools.figure_check import FIGURES, figure_failures
 
 from .helpers import CHROMIUM
 
@@ -96,7 +97,7 @@ def test_the_legible_width_of_a_figure():
         legible_width(1000, 0.0)
 
 
-def test_a_wide_figure_scrolls_in_its_box_and_a_narrow_one_does_not():
+def test_a_measured_image_carries_its_legible_width_and_scrolls_in_no_box():
     wide, narrow = _png(6, 9), _png(1, 14)
     images = {"wide.png": wide, "narrow.png": narrow}
     body = '<div><img alt="a" src="../_images/wide.png" /></div>' + (
@@ -106,97 +107,80 @@ def test_a_wide_figure_scrolls_in_its_box_and_a_narrow_one_does_not():
     w_wide = legible_width(png_size(wide)[0], smallest_text(wide))
     w_narrow = legible_width(png_size(narrow)[0], smallest_text(narrow))
     assert w_wide > PHONE_COLUMN >= w_narrow
-    assert '<div class="attnlib-legible" tabindex="0"' in out
     assert f'<img style="--attnlib-legible-width: {w_wide}px" alt="a"' in out
     assert f'<img style="--attnlib-legible-width: {w_narrow}px" alt="b"' in out
-    assert out.count('class="attnlib-legible"') == 1
+    assert 'attnlib-legible"' not in out and "tabindex" not in out  # no scroll box
     assert '<img src="../_images/other.png" />' in out  # not known: unchanged
     assert legible_html(out, images.get) == out  # held once
 
 
-def _measure(name: str, shown: float, natural: int) -> dict:
-    return {"url": f"file:///site/_images/{name}", "shown": shown, "natural": natural}
-
-
-def test_the_check_fails_on_a_figure_whose_text_is_too_small():
-    png = _png(3, 8)  # 11.1 px text in its pixels
-    width = png_size(png)[0]
-    files = {"fig.png": png, "bare.png": _png(3, 8, mark=False)}
-
-    def read(path):
-        return files[path.name]
-
-    def check(shown, name="fig.png", figures=("fig.png",)):
-        measure = dict(_measure(name, shown, width), near="fig-1")
-        return text_failures([measure], set(figures), read)
-
-    failures, smallest = check(width)
-    assert failures == [] and smallest == pytest.approx(smallest_text(png))
-    failures, smallest = check(width * 0.3)  # 3.3 px on screen
-    assert smallest == pytest.approx(smallest_text(png) * 0.3)
-    assert len(failures) == 1 and "3.3 px high on screen" in failures[0]
-    assert "#fig-1" in failures[0]
-    assert check(width * MIN_TEXT_PX / smallest_text(png))[0] == []
-    # a figure of the chapter that does not record its text fails; another image
-    # (not a figure drawn by the chapter) is not measured
-    assert "does not record" in check(width, "bare.png", ["bare.png"])[0][0]
-    assert check(width, "bare.png", [])[0] == []
-    # a figure hidden at the time of the measure is reported, not passed
-    assert "not shown" in check(0)[0][0]
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="the Debian package chromium is missing")
-def test_in_chromium_at_390_px_a_shrunk_figure_fails_and_a_held_one_passes(
+def test_in_chromium_a_wide_figure_shrinks_and_its_picture_shows_the_phone_image(
     browser, tmp_path
 ):
-    """One page with a figure of six panels, as the book's CSS shows it at 390 px:
-    shrunk to the column (its text about 3 px) the check fails; held at its legible
-    width by the build, it passes and its box scrolls sideways."""
+    """One page with a figure of six panels, as the book's CSS shows it: alone, it
+    shrinks to the phone's column (its text about 3 px, which the check does not
+    hold it to, and nothing scrolls sideways); in a <picture> with a phone's image,
+    Chromium shows the phone's image at 390 px, whose text the check measures, and
+    the desktop's at 1366 px."""
+    from attnlib.viz.screens import attach_phone
+
     images = tmp_path / "_images"
-    images.mkdir()
-    png = _png(6, 8)
-    (images / "fig.png").write_bytes(png)
+    (images / "phone").mkdir(parents=True)
+    png, small = _png(6, 8), _png(1, 12)
+    (images / "fig.png").write_bytes(attach_phone(png, small))
+    (images / "phone" / "fig.png").write_bytes(small)
     img = '<figure id="fig-1"><img alt="six panels" src="_images/fig.png" /></figure>'
-    page = browser.new_page(viewport={"width": 390, "height": 800})
+    pictured = legible_html(
+        img,
+        {"fig.png": attach_phone(png, small)}.get,
+        lambda n, p: "_images/phone/fig.png",
+    )
     results = {}
-    try:
-        for name, body in (
-            ("shrunk", img),
-            ("held", legible_html(img, {"fig.png": png}.get)),
-        ):
-            path = tmp_path / f"{name}.html"
-            path.write_text(
-                "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-                f"<title>t</title><link rel='stylesheet' href='{CSS.as_uri()}'>"
-                "<style>main { padding: 0 16px; } body { margin: 0; }</style></head>"
-                f"<body><main><div class='cell_output'>{body}</div></main>"
-                "</body></html>",
-                encoding="utf-8",
-            )
-            page.goto(path.as_uri(), wait_until="load")
-            measures = page.evaluate(_FIGURES)
-            results[name] = text_failures(measures, {"fig.png"})
-            if name == "held":
-                box = page.locator(".attnlib-legible")
-                assert box.evaluate("el => el.scrollWidth > el.clientWidth + 100")
-                assert box.evaluate("el => el.getBoundingClientRect().right") <= 390
-    finally:
-        page.close()
-    failures, smallest = results["shrunk"]
-    assert len(failures) == 1 and smallest < 4, results
-    assert "px high on screen" in failures[0]
-    failures, smallest = results["held"]
-    assert failures == [] and MIN_TEXT_PX <= smallest < MIN_TEXT_PX + 0.1, results
+    for width in (390, 1366):
+        page = browser.new_page(viewport={"width": width, "height": 800})
+        try:
+            for name, body in (("shrunk", img), ("picture", pictured)):
+                path = tmp_path / f"{name}.html"
+                path.write_text(
+                    "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+                    f"<title>t</title><link rel='stylesheet' href='{CSS.as_uri()}'>"
+                    "<style>main { padding: 0 16px; } body { margin: 0; }</style>"
+                    f"</head><body><main><div class='cell_output'>{body}</div></main>"
+                    "</body></html>",
+                    encoding="utf-8",
+                )
+                page.goto(path.as_uri(), wait_until="load")
+                measures = page.evaluate(FIGURES)
+                results[name, width] = (measures, *figure_failures(measures, width))
+        finally:
+            page.close()
+    measures, failures, summary = results["shrunk", 390]
+    assert summary["sideways"] == 0 and summary["phone"] == 0
+    assert measures[0]["shown"] < 360 and not any("px high" in f for f in failures)
+    measures, failures, summary = results["picture", 390]
+    assert measures[0]["url"].endswith("/_images/phone/fig.png")
+    assert summary["phone"] == 1 and summary["smallest"] == pytest.approx(
+        smallest_text(small)
+    )
+    measures, failures, summary = results["picture", 1366]
+    assert measures[0]["url"].endswith("/_images/fig.png") and summary["phone"] == 0
 
 
 def test_explorer_frames_are_drawn_with_legible_text_and_held_on_a_phone(tmp_path):
     """An explorer drawn at 72 dpi with 7-point legends would show 7 px text even at
     full size: its frames are drawn at the dpi that makes the smallest text 9 px,
-    record that size, and the page holds the explorer's image at its legible width."""
+    no wider than a desktop column holds legibly, record that size, and the page
+    gives the explorer's image its legible width."""
     import ipywidgets as widgets
 
-    from attnlib.widgets._static import Axis, StaticSpec, explorer_html
+    from attnlib.widgets._static import (
+        FRAME_WIDTH_PX,
+        Axis,
+        StaticSpec,
+        explorer_html,
+    )
 
     fig, axes = plt.subplots(1, 3, figsize=(9, 2.5))
     slider = widgets.FloatSlider(value=1.0, min=0.5, max=1.5, step=0.5)
@@ -216,15 +200,18 @@ def test_explorer_frames_are_drawn_with_legible_text_and_held_on_a_phone(tmp_pat
     plt.close(fig)
     assert smallest_text(default) == pytest.approx(MIN_TEXT_PX)
     width = png_size(default)[0]
-    assert width == pytest.approx(9 * 72 * 9 / 7, abs=1)
+    # 9 inches at the dpi of 9 px text would be 833 px: drawn narrower, so that
+    # its text still shows 8.5 px high in a desktop column of 680 px
+    assert 9 * 72 * 9 / 7 > 833 and width == FRAME_WIDTH_PX
+    assert fig.get_size_inches()[0] == 9.0  # the figure as it was
 
     body = _page(page, tmp_path)
     assert list((tmp_path / "_images" / "explorer").glob("*.png"))
     assert "data:image/png" not in body
-    # held at the width where its 9 px text is 9 px: its own width, in a box that
+    # its legible width (9 px text at its own width) in its style, and no box that
     # scrolls sideways on a phone
     assert f"--attnlib-legible-width: {width}px" in body and width > PHONE_COLUMN
-    assert body.count('class="attnlib-legible"') == 1
+    assert 'class="attnlib-legible"' not in body
 
 
 def _animation(legends=(7, 7, 7), figsize=(4, 2.5)):
@@ -279,10 +266,10 @@ def test_player_frames_are_drawn_with_legible_text_and_held_on_a_phone(tmp_path)
     names = {frame_name(f) for f in frames}
     assert {p.name for p in (tmp_path / "_images" / "player").glob("*.png")} == names
     assert all(f'"../_images/player/{name}"' in body for name in names)
-    # held at the width where its 9 px text is 9 px: its own width, in a box that
+    # its legible width (9 px text at its own width) in its style, and no box that
     # scrolls sideways on a phone
     assert f'<img style="--attnlib-legible-width: {width}px" id="_anim_img' in body
-    assert width > PHONE_COLUMN and body.count('class="attnlib-legible"') == 1
+    assert width > PHONE_COLUMN and 'class="attnlib-legible"' not in body
     # the page check knows the frames as figures: one that records no text fails
     outputs = [{"output_type": "display_data", "data": {"text/html": player}}]
     assert figure_images({"cells": [{"outputs": outputs}]}) == names
@@ -306,10 +293,10 @@ def test_a_player_is_drawn_at_the_dpi_of_its_smallest_text_in_any_frame(tmp_path
 
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="the Debian package chromium is missing")
-def test_in_chromium_at_390_px_a_held_player_is_measured_and_passes(browser, tmp_path):
-    """A player as the book's CSS shows it at 390 px, its script running: the check
-    measures the frame it shows at 9 px, and the player scrolls in its box instead
-    of widening the page."""
+def test_in_chromium_at_390_px_a_player_fits_the_screen(browser, tmp_path):
+    """A player as the book's CSS shows it at 390 px, its script running: it fits
+    the phone's column (nothing scrolls sideways), the check measures the frame it
+    shows and, the player having no phone layout, does not hold it to 8 px."""
     from bookext.latex import FRAME, frame_png
     from bookext.static import frame_name
 
@@ -329,13 +316,11 @@ def test_in_chromium_at_390_px_a_held_player_is_measured_and_passes(browser, tmp
     try:
         page.goto(path.as_uri(), wait_until="load")
         page.wait_for_function("document.querySelector('main img').naturalWidth > 0")
-        measures = page.evaluate(_FIGURES)
+        measures = page.evaluate(FIGURES)
         wide = page.evaluate("document.documentElement.scrollWidth")
-        box = page.locator(".attnlib-legible")
-        assert box.evaluate("el => el.scrollWidth > el.clientWidth")
     finally:
         page.close()
     assert len(measures) == 1 and measures[0]["url"].endswith(tuple(names))
-    failures, smallest = text_failures(measures, names)
-    assert failures == [] and MIN_TEXT_PX <= smallest < MIN_TEXT_PX + 0.1
-    assert wide <= 390
+    failures, summary = figure_failures(measures, 390, names)
+    assert failures == [] and summary["sideways"] == 0 and summary["count"] == 1
+    assert measures[0]["shown"] <= 358 and wide <= 390

@@ -21,21 +21,19 @@ TeX, since the formulas are typeset in the HTML), and for every page reports
   of the screen (:func:`toc_failures`); and at 390 px: a page wider than the
   screen, a sidebar toggle that does not open the table of contents, a displayed
   equation wider than its box that does not scroll, an equation number drawn
-  over its formula, or a figure whose smallest text shows smaller than 9 px
-  (:func:`text_failures`: the height its PNG records, :mod:`bookext.legible`, times
-  the width the image has on screen over its width in pixels; every folded part
-  of the page opened).
+  over its formula; and at both widths, the failures of its figures
+  (:mod:`tools.figure_check`: one to scroll sideways on the phone, text under 8
+  px, an alternative text or a caption that says nothing).
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import shutil
 from pathlib import Path
 from typing import Any, Iterator
 
-from bookext.legible import MIN_TEXT_PX
+from . import figure_check
 
 WIDTHS = (1366, 390)
 WEIGHT_AIM = 6 * 1024 * 1024
@@ -372,78 +370,6 @@ def drive_explorers(page: Any) -> list[str]:
     return failures
 
 
-# every image of the article, folded content opened first (a solution, a folded
-# output): its address, its width on screen and its own width in pixels
-_FIGURES = """async () => {
-  document.querySelectorAll("main details").forEach(d => { d.open = true; });
-  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
-  return Array.from(document.querySelectorAll("main img")).map(img => {
-    const near = img.closest("figure[id], [id]");
-    return {url: img.src, shown: img.getBoundingClientRect().width,
-            natural: img.naturalWidth, near: near ? near.id : "top"};
-  });
-}"""
-
-
-def text_failures(
-    measures: list[dict], figures: set[str], read: Any = None
-) -> tuple[list[str], float]:
-    """Figures whose smallest text shows smaller than :data:`MIN_TEXT_PX`, and the
-    smallest text on the page in CSS pixels (``inf``: no measured figure).
-
-    Parameters
-    ----------
-    measures : list of dict
-        One per image: ``url`` (``file://`` address), ``shown`` (width on screen,
-        CSS px), ``natural`` (width of the image in its pixels), ``near`` (the id
-        of the nearest element, for the messages).
-    figures : set of str
-        File names of the images that are figures drawn by the chapter's code:
-        each must record the size of its smallest text
-        (:func:`attnlib.viz.mark_text_size`).
-    read : callable, optional
-        ``read(path) -> bytes`` (default: the file's bytes).
-    """
-    from urllib.parse import unquote, urlparse
-
-    from attnlib.viz import smallest_text
-
-    read = read or (lambda path: path.read_bytes())
-    failures, smallest = [], float("inf")
-    for m in measures:
-        url = urlparse(m["url"])
-        path = Path(unquote(url.path))
-        if url.scheme != "file" or path.suffix != ".png" or "_images" not in path.parts:
-            continue
-        try:
-            text = smallest_text(read(path))
-        except (OSError, ValueError) as exc:
-            failures.append(f"the figure {path.name} near #{m['near']}: {exc}")
-            continue
-        where = f"the figure near #{m['near']} ({path.name[:12]}...)"
-        if text is None:
-            if path.name in figures:
-                failures.append(f"{where} does not record the size of its text")
-            continue
-        if math.isinf(text):
-            continue
-        if not m["natural"]:
-            failures.append(f"{where} does not load")
-            continue
-        if not m["shown"]:
-            failures.append(f"{where} is not shown (width 0): its text is not measured")
-            continue
-        px = text * m["shown"] / m["natural"]
-        smallest = min(smallest, px)
-        if px < MIN_TEXT_PX - 0.05:
-            failures.append(
-                f"{where}: its smallest text is {px:.1f} px high on screen (at least "
-                f"{MIN_TEXT_PX:g} px to read; {text:.1f} px in its "
-                f"{m['natural']} px image, shown {m['shown']:.0f} px wide)"
-            )
-    return failures, smallest
-
-
 def _weight(root: Path, urls: set[str], page_path: Path) -> int:
     total = page_path.stat().st_size
     for url in urls:
@@ -469,8 +395,8 @@ def check_pages(
     """Failures (``"<page>: <what>"``) and the weight in bytes of each page; with
     ``shots``, a screenshot of each whole page at each width is written there
     (``<page>-1366.png``, ``<page>-390.png``) for a reader to review. ``figures``
-    names, for each page, the images of its figures (:func:`text_failures`); the
-    smallest text of each page's figures at 390 px is printed. ``doms`` receives
+    names, for each page, the images of its figures (:mod:`tools.figure_check`); a
+    summary of each page's figures at each width is printed. ``doms`` receives
     each page's document at the desktop width as its scripts left it, and
     ``noscript`` its document as Chromium reads it with scripts disabled. On the
     pages of ``colours_there`` axe-core leaves out its colour rules
@@ -587,11 +513,9 @@ def _check(
                 f"{name}: {f} (wider than the screen)" for f in page.evaluate(_OVERFLOW)
             ]
             out += [f"{name}: {f}" for f in _sidebar(page)]
-            # last: it opens every folded part of the page
-            small, smallest = text_failures(page.evaluate(_FIGURES), set(figures))
-            out += [f"{name}: {f}" for f in small]
-            if not math.isinf(smallest):
-                print(f"{name}: the smallest text of a figure is {smallest:.1f} px")
+        # last: it opens every folded part of the page
+        figs = figure_check.check_page(page, name, width, set(figures))
+        out += [f"{name}: {f}" for f in figs]
         return out
     finally:
         page.close()

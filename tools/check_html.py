@@ -46,14 +46,12 @@ of the chapters are read from the execution cache next to the HTML directory
    the light or the dark mode of the theme (on every page of the edition), every control
    of every static explorer changes its figure; at 390 px the sidebar toggle opens the
    table of contents, wide equations scroll in their box with the number clear of the
-   formula, nothing is wider than the screen, and the smallest text of every figure
-   drawn by a chapter's code, players' frames included (:func:`figure_images`), is at
-   least 9 px high on screen (its PNG records that text's height in its pixels,
-   :mod:`bookext.legible`; the figure's width on screen over its width in pixels
-   scales it; folded parts are opened; the smallest of each page is printed). The
-   weight of each page is printed, and the script weight of each chapter page (its
-   ``<script src>`` files and inline scripts, :func:`script_failures`) must stay
-   within :data:`SCRIPT_BUDGET` (1.55 MB).
+   formula, nothing is wider than the screen; the figures drawn by a chapter's code,
+   players' frames included (:func:`figure_images`), pass :mod:`tools.figure_check`
+   at both widths (none scrolls sideways at 390 px, text of 8 px at least, captions
+   and alternative texts written for a reader). The weight of each page is printed,
+   and the script weight of each chapter page (its ``<script src>`` files and inline
+   scripts, :func:`script_failures`) must stay within :data:`SCRIPT_BUDGET` (1.55 MB).
    No text of a page outside code and scripts holds a TeX command, ``\\(``,
    ``\\[`` or a pair of dollars (maths that Markdown cut, or that was not typeset),
    neither with scripts disabled (item 4; the other pages are read the same way,

@@ -17,7 +17,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .screens import caption
+
 __all__ = [
+    "caption",
     "describe",
     "frame_dpi",
     "player_html",

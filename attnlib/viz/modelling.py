@@ -140,24 +140,35 @@ def plot_variants(
         )
     m = len(variants)
     fig = plt.figure(figsize=(2.3 * m, 5.4))
+    # one grid (matrices above, spheres below), which a phone's layout regroups
+    grid = fig.add_gridspec(
+        2,
+        m,
+        height_ratios=[0.36, 0.64],
+        left=0.01,
+        right=0.95,
+        bottom=-0.06,
+        top=0.92,
+        wspace=0.05,
+        hspace=0.0,
+    )
     vmax = max(float(np.max(A)) for A in mats.values())
     colors = token_colors(n)
-    top = []
     for k, name in enumerate(variants):
-        ax = fig.add_axes([k / m + 0.01, 0.56, 1 / m - 0.02, 0.36])
+        ax = fig.add_subplot(grid[0, k])
         im = ax.imshow(mats[name], cmap="magma", vmin=0.0, vmax=vmax)
         ax.set_title(name, fontsize=10)
         ax.set_xticks([])
         ax.set_yticks([])
-        top.append(ax)
-        ax3 = fig.add_axes([k / m - 0.02, -0.06, 1 / m + 0.04, 0.64], projection="3d")
+        ax3 = fig.add_subplot(grid[1, k], projection="3d")
         draw_sphere(ax3)
         S = trajs[name].states
         for i in range(n):
             ax3.plot(S[:, i, 0], S[:, i, 1], S[:, i, 2], color=colors[i], lw=0.7)
         _tokens(ax3, S[-1], colors, size=14)
-        ax3.set_title(f"t = {times[-1]:.3g}", fontsize=9, y=0.88)
-    fig.colorbar(im, ax=top, shrink=0.9, location="right", pad=0.01)
+        ax3.set_title(f"{name}, t = {times[-1]:.3g}", fontsize=9, y=0.88)
+    # beside the last matrix (all share its scale), in that matrix's cell
+    fig.colorbar(im, ax=ax, shrink=0.9, location="right", pad=0.03)
     return fig, mats, trajs
 
 

@@ -205,6 +205,11 @@ def _restore_layout(fig: Any) -> Callable[[], None]:
     return restore
 
 
+#: The widest frame in pixels: its smallest text, drawn MIN_TEXT_PX (9 px) high,
+#: still shows 8.5 px high in a desktop column of 680 px.
+FRAME_WIDTH_PX = 720
+
+
 def render_frames(spec: StaticSpec) -> tuple[list[bytes], dict[str, int], int]:
     """The frames of the grid (identical ones stored once).
 
@@ -224,6 +229,12 @@ def render_frames(spec: StaticSpec) -> tuple[list[bytes], dict[str, int], int]:
     seen: dict[str, int] = {}
     index: dict[str, int] = {}
     dpi = frame_dpi(spec.fig, spec.dpi)
+    # frames no wider than a desktop's column holds with their text still legible
+    # (they shrink to the column): a wider figure is drawn narrower, as laid out
+    size = spec.fig.get_size_inches().copy()
+    widest = FRAME_WIDTH_PX / dpi
+    if size[0] > widest:
+        spec.fig.set_size_inches(widest, size[1], forward=False)
     key = ",".join(
         str(list(a.values).index(v)) if v in a.values else ""
         for a, v in zip(spec.axes, start)
@@ -253,6 +264,7 @@ def render_frames(spec: StaticSpec) -> tuple[list[bytes], dict[str, int], int]:
         finally:  # back to the values the widget was displayed with, as laid out
             set_values(start)
             restore()
+            spec.fig.set_size_inches(size, forward=False)
     if default is None:
         return frames, index, index[key]
     frames.append(default)

@@ -1,10 +1,14 @@
 # Started by the kernels that execute the chapters while the book is built (bookext
-# sets IPYTHONDIR to the folder above): the text form of a matplotlib figure
-# describes it (its title, panels, axes and what they draw; attnlib.viz.describe)
-# instead of "<Figure size ...>", and bookext makes it the alternative text and the
-# caption of the figure's image. Its PNG records, in a text chunk, the height in its
-# pixels of the smallest text drawn (attnlib.viz.mark_text_size), from which the
-# pages keep the figure legible on a phone and the page check measures it there.
+# sets IPYTHONDIR to the folder above): the text form of a matplotlib figure gives
+# its caption and alternative text (attnlib.viz.screens.figure_text: those the
+# chapter wrote with attnlib.viz.caption, else a description of its panels)
+# instead of "<Figure size ...>", and bookext makes them the caption and the
+# alternative text of the figure's image. Its PNG is drawn for a desktop's column
+# and, when its panels sit in a row or its text would read too small on a phone,
+# carries a second PNG drawn for a phone's column (attnlib.viz.screens.screen_pngs),
+# which bookext shows on narrow screens. Each PNG records, in a text chunk, the
+# height in its pixels of its smallest text (attnlib.viz.mark_text_size), which the
+# page check measures.
 #
 # When pyplot activates the inline backend, IPython's select_figure_formats removes
 # every printer of Figure, these included. So pyplot's backend is loaded here first
@@ -20,29 +24,50 @@ def _attnlib_describe_figures():
     formatters = shell.display_formatter.formatters
 
     def describe_figure(fig, printer, cycle):
-        from attnlib.viz import describe
+        from attnlib.viz.screens import figure_text
 
-        printer.text("Figure: " + describe(fig))
+        printer.text(figure_text(fig))
 
     def measured(png_printer):
-        """The inline backend's PNG printer, recording the figure's text sizes."""
+        """The inline backend's PNG printer, drawing the figure for both screens
+        and recording the size of its text in each PNG."""
 
         def print_png(fig):
             from attnlib.viz import mark_text_size, record_text_sizes
+            from attnlib.viz.screens import attach_phone, screen_pngs
 
-            with record_text_sizes() as sizes:
-                out = png_printer(fig)
-            data, meta = out if isinstance(out, tuple) else (out, None)
-            if data is None:
-                return out
-            raw = base64.b64decode(data) if isinstance(data, str) else data
-            marked = mark_text_size(raw, sizes)
+            first = []
+
+            def draw():
+                with record_text_sizes() as sizes:
+                    out = png_printer(fig)
+                data, meta = out if isinstance(out, tuple) else (out, None)
+                if not first:
+                    first.append((data, meta))
+                if data is None:
+                    raise LookupError("the figure draws nothing")
+                raw = base64.b64decode(data) if isinstance(data, str) else data
+                return raw, sizes
+
+            try:
+                (png, sizes), phone = screen_pngs(fig, draw)
+            except LookupError:
+                data, meta = first[0]
+                return data if meta is None else (data, meta)
+            marked = mark_text_size(png, sizes)
+            if phone is not None:
+                marked = attach_phone(marked, mark_text_size(*phone))
+            data, meta = first[0]
             data = (
                 base64.b64encode(marked).decode("ascii")
                 if isinstance(data, str)
                 else marked
             )
-            return data if meta is None else (data, meta)
+            # the size the printer gave (a retina screen's half) is no longer it
+            meta = {
+                k: v for k, v in (meta or {}).items() if k not in ("width", "height")
+            }
+            return (data, meta) if meta else data
 
         print_png.attnlib_measured = True
         return print_png
