@@ -105,7 +105,7 @@ def figure_text(fig: Any) -> str:
     texts = getattr(fig, _TEXTS, None)
     if texts is not None:
         return f"{FIGURE_TEXT}{texts[0]}\n{ALT_TEXT}{texts[1]}"
-    from . import describe
+    from ._describe import describe
 
     return FIGURE_TEXT + describe(fig)
 
@@ -382,7 +382,7 @@ def one_column(fig: Any, width: float | None = None) -> Iterator[bool]:
 def _fill(line: str, chars: int) -> str:
     """``line`` broken at its spaces into lines of at most ``chars`` visible
     characters, never inside a ``$...$`` formula (whose visible length is that
-    of its plain text, :func:`attnlib.viz._plain`).
+    of its plain text, :func:`attnlib.viz._describe.plain_text`).
 
     Examples
     --------
@@ -393,16 +393,16 @@ def _fill(line: str, chars: int) -> str:
     """
     import re
 
-    from . import _plain
+    from ._describe import plain_text
 
     words = re.findall(r"(?:\$[^$]*\$|\S)+", line)
     out: list[str] = []
     for word in words:
-        if out and len(_plain(out[-1] + " " + word)) <= chars:
+        if out and len(plain_text(out[-1] + " " + word)) <= chars:
             out[-1] += " " + word
         else:
             out.append(word)
-    return "\n".join(out) if len(_plain(line)) > chars else line
+    return "\n".join(out) if len(plain_text(line)) > chars else line
 
 
 @contextmanager
