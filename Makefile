@@ -252,7 +252,11 @@ test-binder: notebooks
 clean-tree:
 	@git diff --quiet HEAD || { echo "make release: the tree has uncommitted changes"; exit 1; }
 
-release: clean-tree dist book student $(if $(shell command -v latexmk),pdf)
+# the PDF first, so that the site the release zips links it (bookext/sitelinks.py copies
+# a PDF of this version into the site when the book is built after it)
+release: clean-tree dist
+	$(if $(shell command -v latexmk),$(MAKE) pdf)
+	$(MAKE) book student
 	$(BIN)/python -m bookext.release --out release
 
 # make lite: the notebooks in the browser, _build/html/lite (bookext/lite.py): a
