@@ -341,7 +341,7 @@ SPECS = [
             "t_final": 1.0,
             "dt": 0.2,
             "delta": 1e-3,
-            "seed": 0,
+            "rng": 0,
             "progress": False,
             "betas_per_task": 1,
             "max_steps": 1000,
@@ -361,7 +361,7 @@ SPECS = [
         {
             "fn": lambda p, s: p * 2.0,
             "params": [1.0, 2.0],
-            "seed": 0,
+            "rng": 0,
             "progress": False,
             "desc": "x",
         },
@@ -811,7 +811,7 @@ SPECS = [
             "n": 6,
             "t_final": 0.5,
             "n_frames": 3,
-            "seed": 0,
+            "rng": 0,
             "normalization": "sa",
             "n_max": 8,
         },
@@ -825,13 +825,13 @@ SPECS = [
             "times": [0.0, 0.1],
             "n_particles": 5,
             "grid_size": 16,
-            "seed": 0,
+            "rng": 0,
         },
     ),
     Spec(
         "preset_model",
         scenarios.preset_model,
-        {"name": "decay to a point (Q = -I)", "seed": 0, "kernel": "softmax"},
+        {"name": "decay to a point (Q = -I)", "rng": 0, "kernel": "softmax"},
     ),
     Spec(
         "ellipse_points",
@@ -846,10 +846,16 @@ SPECS = [
             "alpha0": ALPHA,
             "Sigma0": SIG,
             "n": 10,
-            "seed": 0,
+            "rng": 0,
             "t_max": 0.2,
             "frames": 3,
             "dt": 0.05,
+        },
+        # t_max = 1e3 is a valid request of 20,000 steps (about 10 s on an idle core,
+        # a minute on a loaded one: it ends in the clear overflow error at t = 641),
+        # not a hang; 1e300 still checks that a huge horizon is refused at once
+        values={
+            "t_max": [np.nan, np.inf, -np.inf, -1.0, 0.0, 1e300, 1e-300, "1.0", [1.0]]
         },
     ),
     Spec(
@@ -874,7 +880,7 @@ SPECS = [
         scenarios.scheme_solutions,
         {"beta": 1.0, "n": 4, "t_final": 2.0},
     ),
-    Spec("four_clusters", scenarios.four_clusters, {"n": 8, "seed": 17}),
+    Spec("four_clusters", scenarios.four_clusters, {"n": 8, "rng": 17}),
     Spec(
         "causal_run",
         scenarios.causal_run,
@@ -887,7 +893,7 @@ SPECS = [
             "n_frames": 3,
         },
     ),
-    Spec("voronoi_tokens", scenarios.voronoi_tokens, {"k": 5, "m": 6, "seed": 3}),
+    Spec("voronoi_tokens", scenarios.voronoi_tokens, {"k": 5, "m": 6, "rng": 3}),
     Spec(
         "temperature_runs",
         scenarios.temperature_runs,
