@@ -61,7 +61,9 @@ def test_a_reference_page_links_its_citations(tmp_path):
         "Modes\n=====\n\n.. automodule:: attnlib.modes\n\n"
         "References\n==========\n\n.. bibliography::\n"
     )
-    assert build_main(["-q", "-W", "-b", "html", str(src), str(out)]) == 0
+    log = tmp_path / "warnings.log"
+    status = build_main(["-q", "-W", "-w", str(log), "-b", "html", str(src), str(out)])
+    assert status == 0, log.read_text(encoding="utf-8") if log.exists() else status
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "[GRS]" not in page
     # author and year, linked to the entry of the bibliography

@@ -41,6 +41,7 @@ def _build(tmp_path, page: str = PAGE, warnings: list | None = None):
     import io
 
     from sphinx.application import Sphinx
+    from sphinx.util.docutils import docutils_namespace
 
     src, out = tmp_path / "src", tmp_path / "html"
     src.mkdir()
@@ -51,17 +52,21 @@ def _build(tmp_path, page: str = PAGE, warnings: list | None = None):
     )
     (src / "index.rst").write_text(page, encoding="utf-8")
     log = io.StringIO()
-    app = Sphinx(
-        str(src),
-        str(src),
-        str(out),
-        str(tmp_path / "doctrees"),
-        "html",
-        status=None,
-        warning=log,
-        freshenv=True,
-    )
-    app.build()
+    # docutils keeps its directives and roles in module globals: without the
+    # namespace a later Sphinx build in this process (-W) is told that
+    # 'deprecated' "is already registered" and fails
+    with docutils_namespace():
+        app = Sphinx(
+            str(src),
+            str(src),
+            str(out),
+            str(tmp_path / "doctrees"),
+            "html",
+            status=None,
+            warning=log,
+            freshenv=True,
+        )
+        app.build()
     if warnings is not None:
         warnings.append(log.getvalue())
     return (out / "index.html").read_text(encoding="utf-8")
