@@ -60,6 +60,7 @@ __all__ = [
     "retract",
     "logits",
     "attention_weights",
+    "hardmax_weights",
     "aggregate",
     "causal_mask",
     "softmax_field",
@@ -182,6 +183,7 @@ def attention_weights(
     keep: np.ndarray | None = None,
     n: int | None = None,
     shift: Any = None,
+    tol: float = 1e-12,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     r"""Attention weights of logits, as ``W * exp(log_scale)``.
 
@@ -194,6 +196,12 @@ def attention_weights(
     * ``kind="sigmoid"``: :math:`\sigma(L_{ij})`, divided by ``n`` (USA) or by the
       row sum (SA), the latter from :math:`\log\sigma` so that rows whose every
       :math:`\sigma` underflows stay exact; ``log_scale = None``.
+    * ``kind="hardmax"``: the :math:`\beta \to \infty` limit of the SA softmax of
+      the scores ``L``, uniform over the maximisers of each row,
+      :math:`H_{ij} = \mathbf 1[j \in J_i]/|J_i|` with
+      :math:`J_i = \{j : L_{ij} \ge \max_k L_{ik} - \mathrm{tol}\cdot
+      \max(1, \max_k |L_{ik}|)\}` (maxima over the kept entries); rows sum to one
+      whatever the normalisation, ``log_scale = None``.
 
     Parameters
     ----------
@@ -211,6 +219,8 @@ def attention_weights(
         axis) subtracted instead of the row maximum, which saves a pass; it must
         keep every exponential finite and the SA row sums from underflowing (e.g.
         :math:`\beta\|A\|_2` for unit vectors with the diagonal in the sum).
+    tol : float
+        Hardmax only: the relative tolerance of a tie (``>= 0``).
 
     Returns
     -------
@@ -218,6 +228,8 @@ def attention_weights(
     log_scale : ndarray of shape (..., r, 1), or None
     """
     n = L.shape[-1] if n is None else n
+    if kind == "hardmax":
+        return hardmax_weights(L, tol, keep=keep), None
     if kind == "sigmoid":
         if normalization == "sa":
             W = special.log_expit(L)
@@ -240,6 +252,38 @@ def attention_weights(
     if normalization == "sa":
         return W / W.sum(axis=-1, keepdims=True), None
     return W, m - np.log(n)
+
+
+def hardmax_weights(
+    S: np.ndarray, tol: float = 1e-12, *, keep: np.ndarray | None = None
+) -> np.ndarray:
+    r"""Row-stochastic hardmax weights of scores: the even split over each row's
+    maximisers, ties within ``tol * max(1, max_k |S_ik|)`` (see
+    :func:`attention_weights`, ``kind="hardmax"``).
+
+    Parameters
+    ----------
+    S : ndarray, shape (..., r, m)
+        Scores :math:`\langle Qx_i, Ky_j\rangle`.
+    tol : float
+        Relative tolerance of a tie.
+    keep : ndarray of bool, broadcastable to ``S``, optional
+        Entries that take part (a mask); every row keeps at least one.
+
+    Returns
+    -------
+    ndarray, shape (..., r, m)
+    """
+    if keep is None:
+        top = S.max(axis=-1, keepdims=True)
+        scale = np.maximum(np.abs(S).max(axis=-1, keepdims=True), 1.0)
+        W = (S >= top - tol * scale).astype(S.dtype)
+    else:
+        top = np.where(keep, S, -np.inf).max(axis=-1, keepdims=True)
+        size = np.where(keep, np.abs(S), 0.0).max(axis=-1, keepdims=True)
+        scale = np.maximum(size, 1.0)
+        W = (keep & (S >= top - tol * scale)).astype(S.dtype)
+    return W / W.sum(axis=-1, keepdims=True)
 
 
 def aggregate(
@@ -309,7 +353,7 @@ def causal_mask(rows: slice, n: int) -> np.ndarray:
 
 
 def _rows(
-    X, XV, beta, A, rows, normalization, kind, mask, bias, logits_fn, dtype, what
+    X, XV, beta, A, rows, normalization, kind, mask, bias, logits_fn, dtype, what, tol
 ):
     """The field at the query rows ``rows`` (all keys): shape (..., r, k)."""
     n = X.shape[-2]
@@ -320,7 +364,9 @@ def _rows(
     if bias is not None:
         L = L + (bias(rows, n) if callable(bias) else bias)
     keep = causal_mask(rows, n) if mask == "causal" else None
-    W, log_scale = attention_weights(L, normalization, kind=kind, keep=keep, n=n)
+    W, log_scale = attention_weights(
+        L, normalization, kind=kind, keep=keep, n=n, tol=tol
+    )
     return aggregate(W, XV, log_scale, dtype=dtype, what=what)
 
 
@@ -338,6 +384,7 @@ def softmax_field(
     symmetric: bool = False,
     block: int = 256,
     what: str = "the USA velocity",
+    tol: float = 1e-12,
 ) -> np.ndarray:
     r"""The attention field :math:`\sum_j W_{ij} V x_j` of tokens (not projected).
 
@@ -363,8 +410,9 @@ def softmax_field(
     V : ndarray of shape (k, k) or (B, k, k), optional
         Value matrix (identity if ``None``).
     normalization : {"sa", "usa"}
-    kind : {"softmax", "sigmoid"}
-        Weights :math:`e^{L}` or :math:`\sigma(L)` (see :func:`attention_weights`).
+    kind : {"softmax", "sigmoid", "hardmax"}
+        Weights :math:`e^{L}`, :math:`\sigma(L)` or the hardmax of the logits
+        ``L`` (see :func:`attention_weights`).
     mask : {None, "causal"}
         ``"causal"``: query ``i`` sees keys ``j <= i``.
     bias : float or callable(rows, n) -> ndarray of shape (r, n), optional
@@ -378,6 +426,8 @@ def softmax_field(
         Queries per row block, and tile size of the symmetric evaluation.
     what : str
         Name of the result in overflow messages.
+    tol : float
+        Relative tolerance of a tie of the hardmax.
 
     Returns
     -------
@@ -397,7 +447,7 @@ def softmax_field(
         F = symmetric_field(X, XV, beta, A, normalization, block, what=what)
         if F is not None:
             return F
-    args = (normalization, kind, mask, bias, logits_fn, X.dtype, what)
+    args = (normalization, kind, mask, bias, logits_fn, X.dtype, what, tol)
     n = X.shape[-2]
     if X.ndim == 3:
         out = np.empty_like(XV)
@@ -427,6 +477,7 @@ def softmax_field(
                 logits_fn=logits_fn,
                 block=block,
                 what=what,
+                tol=tol,
             )
         return out
     out = np.empty_like(XV)

@@ -36,6 +36,11 @@ Conventions (tested in ``tests/test_attention.py``):
   scaled by :math:`n` so that rows and columns sum to one; computed by log-domain
   Sinkhorn iterations starting with a row normalisation, so that one iteration is
   the softmax.
+* ``kernel="hardmax"``: the :math:`\beta \to \infty` limit of the SA softmax,
+  uniform weights over the maximisers of the scores :math:`\langle Qx_i,
+  Kx_j\rangle` of each row (scores within ``hardmax_tol`` times
+  :math:`\max(1, \max_k|s_{ik}|)` of the maximum tie; :mod:`attnlib.hardmax`).
+  ``beta`` has no role in it and stays at its default.
 * ``mask="causal"``: token ``i`` attends to ``j <= i`` only (lower-triangular
   attention); with ``"usa"`` the masked sum is still divided by :math:`n`.
 * Multi-head ([GLPR] (2.7)): the velocity is the sum over heads of the single-head
@@ -90,7 +95,7 @@ __all__ = [
 ]
 
 #: The attention kernels of :class:`Model` (its ``kernel`` argument).
-KERNELS = ("softmax", "l2", "sigmoid", "sinkhorn")
+KERNELS = ("softmax", "l2", "sigmoid", "sinkhorn", "hardmax")
 MASKS = (None, "causal")
 # kept for code that imported it from here; the kernel owns the value
 _CHUNK_ENTRIES = kern.CHUNK_ENTRIES
@@ -124,7 +129,7 @@ class Model:
         with ``Q``, ``K``, ``V``.
     normalization : {"sa", "usa"}
         Divide by :math:`Z_i` (SA) or by :math:`n` (USA).
-    kernel : {"softmax", "l2", "sigmoid", "sinkhorn"}
+    kernel : {"softmax", "l2", "sigmoid", "sinkhorn", "hardmax"}
         Attention variant (see the module docstring for each convention).
     mask : {None, "causal"}
         Causal (lower-triangular) masking.
@@ -147,6 +152,12 @@ class Model:
         result agrees with a cold start within ``sinkhorn_tol``.
     block : int
         Tile size of the block-tiled evaluation: memory is ``O(n * block)``.
+    consensus : bool
+        In :math:`\mathbb R^d` with ``V = I``: subtract the token itself,
+        :math:`\dot z_i = \sum_j W_{ij} z_j - z_i` (for the hardmax, the dynamics
+        of :math:`z = e^{-t}x`; :mod:`attnlib.hardmax`).
+    hardmax_tol : float
+        Relative tolerance of a tie of the hardmax kernel (``>= 0``).
 
     Examples
     --------
@@ -172,6 +183,8 @@ class Model:
     sinkhorn_max_iter: int = 1000
     sinkhorn_warm_start: bool = True
     block: int = 256
+    consensus: bool = False
+    hardmax_tol: float = 1e-12
 
     def __post_init__(self) -> None:
         check_choice(self.normalization, "normalization", NORMALIZATIONS)
@@ -191,7 +204,22 @@ class Model:
             check_int(self.sinkhorn_max_iter, "sinkhorn_max_iter", low=1),
         )
         object.__setattr__(self, "block", check_int(self.block, "block", low=1))
+        object.__setattr__(self, "consensus", check_bool(self.consensus, "consensus"))
+        object.__setattr__(
+            self, "hardmax_tol", check_real(self.hardmax_tol, "hardmax_tol", low=0.0)
+        )
         object.__setattr__(self, "beta", as_member_param(self.beta, "beta"))
+        if self.kernel == "hardmax":
+            if self.normalization != "sa":
+                raise ValueError(
+                    "normalization must be 'sa' for kernel='hardmax' (its rows are "
+                    f"the limit of the softmax rows), got {self.normalization!r}"
+                )
+            if np.ndim(self.beta) > 0 or self.beta != 1.0:
+                raise ValueError(
+                    "beta has no role in kernel='hardmax' (the limit beta -> "
+                    f"infinity): leave it at its default 1.0, got {self.beta!r}"
+                )
         if self.kernel == "sinkhorn":
             if self.normalization != "sa":
                 raise ValueError(
@@ -202,6 +230,11 @@ class Model:
             if self.mask is not None:
                 raise ValueError("mask='causal' is not defined for kernel='sinkhorn'")
         heads, d = as_heads(self.Q, self.K, self.V, self.heads)
+        if self.consensus and (self.sphere or any(h.v is not None for h in heads)):
+            raise ValueError(
+                "consensus=True is the R^d dynamics with V = I: use "
+                "geometry='euclidean' and no V"
+            )
         # validated once: rhs, used by the integrators, checks nothing
         object.__setattr__(self, "_heads", heads)
         object.__setattr__(self, "_sinkhorn_init", {})
@@ -243,10 +276,13 @@ class Model:
             as_beta(self.beta, batch, states=name)
         return X
 
-    def stable_step(self) -> float:
+    def stable_step(self) -> float | None:
         """The [GLPR] stable USA step of the largest ``beta``
         (:func:`attnlib.integrate.glpr_usa_step`; SA does not need it), for
-        ``simulate(..., step_rule="glpr")``."""
+        ``simulate(..., step_rule="glpr")``; ``None`` for the hardmax, which has no
+        ``beta``."""
+        if self.kernel == "hardmax":
+            return None
         return glpr_usa_step(beta=float(np.max(self.beta)))
 
     @property
@@ -300,9 +336,8 @@ class Model:
             return self._sinkhorn_plan(L, head)
         n = X.shape[-2]
         keep = kern.causal_mask(slice(None), n) if self.mask == "causal" else None
-        kind = "sigmoid" if self.kernel == "sigmoid" else "softmax"
         W, log_scale = kern.attention_weights(
-            L, self.normalization, kind=kind, keep=keep
+            L, self.normalization, kind=self._kind, keep=keep, tol=self.hardmax_tol
         )
         if log_scale is None:
             return W
@@ -361,6 +396,8 @@ class Model:
             out += self._head_velocity(X, beta, head)
         if self.sphere:
             kern.project(X, out)
+        elif self.consensus:
+            out -= X
         if not np.all(np.isfinite(out)):
             raise ValueError(
                 f"the velocity field overflows {out.dtype} for these states (the sum "
@@ -380,13 +417,20 @@ class Model:
             head.A_sym if symmetric else head.A,
             head.v,
             normalization=self.normalization,
-            kind="sigmoid" if self.kernel == "sigmoid" else "softmax",
+            kind=self._kind,
             mask=self.mask,
             bias=self.bias if self.kernel == "sigmoid" else None,
             logits_fn=self._logits_fn(head),
             symmetric=symmetric,
             block=self.block,
+            tol=self.hardmax_tol,
         )
+
+    @property
+    def _kind(self) -> str:
+        """The weights of the kernel's field: softmax (also of the L2 logits),
+        sigmoid or hardmax."""
+        return self.kernel if self.kernel in ("sigmoid", "hardmax") else "softmax"
 
 
 # the sphere= flag of earlier releases is the geometry's name

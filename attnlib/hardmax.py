@@ -33,6 +33,10 @@ The right-hand side is discontinuous where a maximiser changes; ties are decided
 with a relative tolerance ``tol`` on the scores, so that a configuration built to be
 symmetric (e.g. a token on the bisector of two others) is treated as a tie.
 
+The hardmax is a kernel of the one model, :class:`attnlib.Model` with
+``kernel="hardmax"``, evaluated by the same field as the softmax (masks apply);
+:func:`Hardmax` builds that model from the arguments of this module.
+
 References
 ----------
 [AGRB] Alcalde, Geshkovski, Ruiz-Balet, *Attention's forward pass and Frank–Wolfe*,
@@ -41,32 +45,16 @@ arXiv:2508.09628.
 
 from __future__ import annotations
 
-import inspect
-
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from . import _kernel as kern
 from ._deprecation import geometry_of_flag, moved_arguments
-from .geometry import as_geometry
-from ._validation import as_heads, as_states, check_real, check_unit_norm
+from .attention import Model
+from ._validation import as_heads, as_states, check_bool, check_real
 
 __all__ = ["hardmax_weights", "Hardmax"]
-
-
-def _scores(Y, X, q, k):
-    QY = Y if q is None else Y @ q.T
-    KX = X if k is None else X @ k.T
-    return QY @ np.swapaxes(KX, -1, -2)
-
-
-def _weights_from_scores(S, tol):
-    top = S.max(axis=-1, keepdims=True)
-    scale = np.maximum(np.abs(S).max(axis=-1, keepdims=True), 1.0)
-    W = (S >= top - tol * scale).astype(S.dtype)
-    return W / W.sum(axis=-1, keepdims=True)
 
 
 def hardmax_weights(
@@ -113,14 +101,22 @@ def hardmax_weights(
             f"queries must have shape (m, d) matching X {X.shape}, got {Y.shape}"
         )
     (head,), _ = as_heads(Q, K, d=X.shape[-1], psd=False)
-    q, k = head.q, head.k
     tol = check_real(tol, "tol", low=0.0)
-    return _weights_from_scores(_scores(Y, X, q, k), tol)
+    return kern.hardmax_weights(kern.logits(Y, 1.0, head.A, Y=X), tol)
 
 
-@dataclass(frozen=True, eq=False)
-class Hardmax:
-    r"""The hardmax dynamics, usable with :func:`attnlib.simulate`.
+@moved_arguments(
+    "Q K V geometry consensus tol", renamed={"sphere": ("geometry", geometry_of_flag)}
+)
+def Hardmax(
+    Q: Any = None,
+    K: Any = None,
+    V: Any = None,
+    geometry: Any = "sphere",
+    consensus: bool = False,
+    tol: float = 1e-12,
+) -> Model:
+    r"""The hardmax dynamics: :class:`attnlib.Model` with ``kernel="hardmax"``.
 
     Parameters
     ----------
@@ -139,7 +135,15 @@ class Hardmax:
         :math:`\dot z_i = \sum_j H_{ij}z_j - z_i` (the dynamics of
         :math:`e^{-t}x`).
     tol : float
-        Relative tolerance of a tie (see :func:`hardmax_weights`).
+        Relative tolerance of a tie (see :func:`hardmax_weights`); the model's
+        ``hardmax_tol``.
+
+    Returns
+    -------
+    Model
+        ``Model(Q=Q, K=K, V=V, geometry=geometry, kernel="hardmax",
+        consensus=consensus, hardmax_tol=tol)``, usable with
+        :func:`attnlib.simulate`; its ``attention(X)`` is the matrix :math:`H`.
 
     Examples
     --------
@@ -151,76 +155,12 @@ class Hardmax:
     >>> bool(np.allclose(tr.final[2], [1, 0] + np.exp(-1.0) * (X0[2] - [1, 0])))
     True
     """
-
-    Q: Any = field(default=None, repr=False)
-    K: Any = field(default=None, repr=False)
-    V: Any = field(default=None, repr=False)
-    geometry: Any = "sphere"
-    consensus: bool = False
-    tol: float = 1e-12
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "geometry", as_geometry(self.geometry))
-        if not isinstance(self.consensus, (bool, np.bool_)):
-            raise TypeError(f"consensus must be a bool, got {self.consensus!r}")
-        check_real(self.tol, "tol", low=0.0)
-        (head,), d = as_heads(self.Q, self.K, self.V, psd=False)
-        if self.consensus and (self.sphere or head.v is not None):
-            raise ValueError(
-                "consensus=True is the R^d dynamics with V = I: use "
-                "geometry='euclidean' and no V"
-            )
-        object.__setattr__(self, "_q", head.q)
-        object.__setattr__(self, "_k", head.k)
-        object.__setattr__(self, "_v", head.v)
-        object.__setattr__(self, "_d", d)
-
-    @property
-    def sphere(self) -> bool:
-        """Whether the tokens live on the unit sphere (the geometry's kind)."""
-        return self.geometry.name == "sphere"
-
-    def attention(self, X: Any) -> np.ndarray:
-        """The hardmax matrix :math:`H` of ``X`` (shape (n, n) or (B, n, n))."""
-        X = self._check(X)
-        return _weights_from_scores(_scores(X, X, self._q, self._k), self.tol)
-
-    def velocity(self, X: Any) -> np.ndarray:
-        """The velocity field at ``X`` (validated input)."""
-        return self.rhs(self.check_states(X))
-
-    def stable_step(self) -> None:
-        """No step-size limit of its own (see :class:`attnlib.integrate.Dynamics`)."""
-        return None
-
-    def rhs(self, X: np.ndarray) -> np.ndarray:
-        """The velocity field without validation, for integrators."""
-        H = _weights_from_scores(_scores(X, X, self._q, self._k), self.tol)
-        XV = X if self._v is None else X @ self._v.T
-        out = H @ XV
-        if self.sphere:
-            kern.project(X, out)
-        elif self.consensus:
-            out -= X
-        return out
-
-    def check_states(self, X: Any, name: str = "X") -> np.ndarray:
-        """``X`` validated for this model, without evaluating the field."""
-        X = as_states(X, name)
-        if self._d is not None and X.shape[-1] != self._d:
-            raise ValueError(
-                f"{name} has token dimension d={X.shape[-1]} but Q, K, V are for "
-                f"d={self._d}"
-            )
-        if self.sphere:
-            check_unit_norm(X, name)
-        return X
-
-    _check = check_states
-
-
-# the sphere= flag of earlier releases is the geometry's name
-Hardmax.__init__ = moved_arguments(  # type: ignore[method-assign]
-    list(inspect.signature(Hardmax.__init__).parameters),
-    renamed={"sphere": ("geometry", geometry_of_flag)},
-)(Hardmax.__init__)
+    return Model(
+        Q=Q,
+        K=K,
+        V=V,
+        geometry=geometry,
+        kernel="hardmax",
+        consensus=check_bool(consensus, "consensus"),
+        hardmax_tol=check_real(tol, "tol", low=0.0),
+    )

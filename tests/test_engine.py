@@ -343,10 +343,10 @@ def _models():
             "kernel",
             1.0,
         ),
-        "Hardmax": (lambda: Hardmax(), "hardmax", 1.0),
+        "Hardmax": (lambda: Hardmax(), "kernel", 1.0),
         "Hardmax consensus": (
             lambda: Hardmax(geometry="euclidean", consensus=True),
-            "hardmax",
+            "kernel",
             3.0,
         ),
     }
@@ -359,20 +359,14 @@ def test_simulate_evaluates_each_model_once_per_stage(
 ):
     """No model pays a field evaluation to validate X0: exactly steps x stages."""
     import attnlib._kernel as kern
-    import attnlib.hardmax as hm
 
     make, kind, scale = _models()[name]
+    assert kind == "kernel"  # every model of the family is evaluated by the kernel
     calls = []
-    if kind == "kernel":
-        field = kern.softmax_field
-        monkeypatch.setattr(
-            kern, "softmax_field", lambda *a, **k: (calls.append(1), field(*a, **k))[1]
-        )
-    else:
-        weights = hm._weights_from_scores
-        monkeypatch.setattr(
-            hm, "_weights_from_scores", lambda *a: (calls.append(1), weights(*a))[1]
-        )
+    field = kern.softmax_field
+    monkeypatch.setattr(
+        kern, "softmax_field", lambda *a, **k: (calls.append(1), field(*a, **k))[1]
+    )
     model = make()
     assert isinstance(model, Dynamics)
     X0 = sample_sphere(6, 3, rng=2, batch=2 if scale == "batch" else None)
@@ -489,7 +483,7 @@ LAYERS = {
     **dict.fromkeys(["meanfield"], 5),
     # the models of Chapter 6 (frontiers), thin layers over the ones above
     **dict.fromkeys(["modes"], 1),
-    **dict.fromkeys(["hardmax"], 2),
+    **dict.fromkeys(["hardmax"], 3),
     **dict.fromkeys(["staircase"], 3),
     **dict.fromkeys(["causal"], 2),
     **dict.fromkeys(["noise", "normalisation"], 4),

@@ -150,3 +150,111 @@ def test_validation():
         Hardmax(Q=np.ones((2, 3)))
     with pytest.raises(ValueError, match="tol"):
         hardmax_weights(np.ones((3, 2)), tol=-1.0)
+
+
+# ------------------------------------------- the hardmax kernel of the one model
+def _frozen_hardmax_velocity(X, Q=None, K=None, V=None, sphere=True, consensus=False):
+    """The velocity of the Hardmax class before it became a kernel of Model, frozen
+    (scores (XQ^T)(XK^T)^T, ties within 1e-12 of the row's scale split evenly)."""
+    QX = X if Q is None else X @ Q.T
+    KX = X if K is None else X @ K.T
+    S = QX @ np.swapaxes(KX, -1, -2)
+    top = S.max(axis=-1, keepdims=True)
+    scale = np.maximum(np.abs(S).max(axis=-1, keepdims=True), 1.0)
+    W = (S >= top - 1e-12 * scale).astype(S.dtype)
+    H = W / W.sum(axis=-1, keepdims=True)
+    out = H @ (X if V is None else X @ V.T)
+    if sphere:
+        out -= np.sum(out * X, axis=-1, keepdims=True) * X
+    elif consensus:
+        out -= X
+    return out
+
+
+def _tied_tokens(rng, n, d, sphere):
+    """Tokens with exact ties: repeated tokens, and in R^d integer grid points (many
+    equal scores), on the sphere signed coordinate vectors."""
+    if sphere:
+        base = np.vstack([np.eye(d), -np.eye(d), sample_sphere(n, d, rng=rng)])
+    else:
+        base = rng.integers(-2, 3, (n, d)).astype(float)
+    return base[rng.integers(0, len(base), n)]
+
+
+@pytest.mark.parametrize("n", [7, 40, 300])  # 300 > block: two row blocks
+@pytest.mark.parametrize("sphere", [True, False])
+def test_model_hardmax_is_the_old_hardmax_exactly(sphere, n):
+    rng = np.random.default_rng(n)
+    d = 3
+    geometry = "sphere" if sphere else "euclidean"
+    cases = [{}, dict(zip("QKV", rng.standard_normal((3, d, d))))]
+    if not sphere:
+        cases.append({"consensus": True})
+    for _ in range(3):
+        X = _tied_tokens(rng, n, d, sphere)
+        for kw in cases:
+            got = Hardmax(geometry=geometry, **kw).velocity(X)
+            want = _frozen_hardmax_velocity(X, sphere=sphere, **kw)
+            np.testing.assert_array_equal(got, want)
+            same = Model(kernel="hardmax", geometry=geometry, **kw).velocity(X)
+            np.testing.assert_array_equal(same, want)
+        # the ties are real: some row splits its weight
+        assert np.any(np.sum(hardmax_weights(X) > 0, axis=1) > 1)
+    # an ensemble (B, n, d) is evaluated member by member
+    XB = np.stack([_tied_tokens(rng, n, d, sphere) for _ in range(2)])
+    np.testing.assert_array_equal(
+        Hardmax(geometry=geometry).velocity(XB),
+        _frozen_hardmax_velocity(XB, sphere=sphere),
+    )
+
+
+def test_the_tests_inputs_give_the_old_velocities_exactly():
+    Z = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0], [0.2, 0.2]])
+    m = Hardmax(geometry="euclidean", consensus=True)
+    want = _frozen_hardmax_velocity(Z, sphere=False, consensus=True)
+    np.testing.assert_array_equal(m.velocity(Z), want)
+    X = sample_sphere(20, 3, rng=0)
+    np.testing.assert_array_equal(Hardmax().velocity(X), _frozen_hardmax_velocity(X))
+    rng = np.random.default_rng(3)
+    X = sample_sphere(7, 3, rng=4)
+    Q, K, V = rng.standard_normal((3, 3, 3))
+    np.testing.assert_array_equal(
+        Hardmax(Q=Q, K=K, V=V).velocity(X), _frozen_hardmax_velocity(X, Q, K, V)
+    )
+
+
+def test_hardmax_is_a_model_with_its_options():
+    m = Hardmax(geometry="euclidean", consensus=True, tol=1e-9)
+    assert isinstance(m, Model) and m.kernel == "hardmax" and m.hardmax_tol == 1e-9
+    assert m.consensus and not m.sphere and m.stable_step() is None
+    X = _tied_tokens(np.random.default_rng(0), 9, 2, sphere=False)
+    assert np.array_equal(m.attention(X), hardmax_weights(X, tol=1e-9))
+
+
+def test_masks_apply_to_the_hardmax():
+    # causal: token i takes the maximisers of its scores over j <= i only
+    rng = np.random.default_rng(5)
+    X = _tied_tokens(rng, 12, 2, sphere=False)
+    v = Model(kernel="hardmax", mask="causal", geometry="euclidean").velocity(X)
+    for i in range(12):
+        H = hardmax_weights(X[: i + 1], queries=X[i : i + 1])
+        np.testing.assert_allclose(v[i], H[0] @ X[: i + 1], rtol=0, atol=1e-15)
+    A = Model(kernel="hardmax", mask="causal", geometry="euclidean").attention(X)
+    assert np.allclose(np.triu(A, 1), 0.0) and np.allclose(A.sum(axis=1), 1.0)
+
+
+def test_hardmax_model_validation():
+    with pytest.raises(ValueError, match="normalization must be 'sa'"):
+        Model(kernel="hardmax", normalization="usa")
+    with pytest.raises(ValueError, match="beta has no role"):
+        Model(2.0, kernel="hardmax")
+    with pytest.raises(ValueError, match="consensus=True is the R\\^d dynamics"):
+        Model(kernel="hardmax", consensus=True)
+    with pytest.raises(ValueError, match="no V"):
+        Model(kernel="hardmax", geometry="euclidean", consensus=True, V=np.eye(2))
+    with pytest.raises(TypeError, match="consensus must be a bool"):
+        Hardmax(geometry="euclidean", consensus=1)
+    with pytest.raises(ValueError, match="hardmax_tol"):
+        Model(kernel="hardmax", hardmax_tol=-1.0)
+    with pytest.raises(ValueError, match="tol"):
+        Hardmax(tol=-1.0)
