@@ -63,6 +63,8 @@ __all__ = [
     "hardmax_weights",
     "aggregate",
     "causal_mask",
+    "alibi_bias",
+    "positional_weights",
     "softmax_field",
     "measure_field",
     "symmetric_field",
@@ -350,6 +352,39 @@ def causal_mask(rows: slice, n: int) -> np.ndarray:
     """
     r = np.arange(n)[rows]
     return np.arange(n)[None, :] <= r[:, None]
+
+
+def positional_weights(n: int, slope: float) -> np.ndarray:
+    r"""The matrix :math:`w_{ij} = e^{-\lambda(i-j)}/\sum_{k<i}e^{-\lambda(i-k)}`
+    of the positional normalisation (strictly lower triangular, row 0 zero;
+    :func:`attnlib.causal.positional_weights`)."""
+    i = np.arange(n)
+    lag = i[:, None] - i[None, :]
+    # e^{-slope (lag - 1)}: the common factor e^{-slope} cancels in the ratio, and
+    # the nearest past token keeps weight one however steep the slope
+    W = np.where(lag > 0, np.exp(-slope * np.maximum(lag - 1, 0)), 0.0)
+    sums = W.sum(axis=1, keepdims=True)
+    return np.divide(W, sums, out=np.zeros_like(W), where=sums > 0)
+
+
+def alibi_bias(n: int, slope: float, positional: bool = False) -> np.ndarray:
+    r"""Causal ALiBi logit bias :math:`-\lambda(i - j)` for ``j <= i`` (``-inf``
+    above), or with ``positional`` the bias :math:`\log(n\,w_{ij})` of the
+    positional normalisation with the entry ``(0, 0)`` set to zero
+    (:func:`attnlib.causal.alibi_bias`).
+
+    Returns
+    -------
+    ndarray, shape (n, n)
+    """
+    i = np.arange(n)
+    lag = i[:, None] - i[None, :]
+    if not positional:
+        return np.where(lag >= 0, -slope * lag, -np.inf)
+    with np.errstate(divide="ignore"):
+        B = np.log(n * positional_weights(n, slope))
+    B[0, 0] = 0.0
+    return B
 
 
 def _rows(

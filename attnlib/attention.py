@@ -43,6 +43,14 @@ Conventions (tested in ``tests/test_attention.py``):
   ``beta`` has no role in it and stays at its default.
 * ``mask="causal"``: token ``i`` attends to ``j <= i`` only (lower-triangular
   attention); with ``"usa"`` the masked sum is still divided by :math:`n`.
+* ``slope`` (with the causal mask): the ALiBi bias ([Press, Smith, Lewis]),
+  :math:`-\lambda(i - j)` added to the logits.
+* ``normalization="positional"`` (with the causal mask; [DGR]): the positional
+  weights :math:`w_{ij} = e^{-\lambda(i-j)}/\sum_{k<i}e^{-\lambda(i-k)}` are
+  normalised on their own and the content weights are not,
+  :math:`\sum_{j<i} w_{ij} e^{\beta\langle Qx_i, Kx_j\rangle} V x_j`: USA with the
+  logit bias :math:`\log(n\,w_{ij})`, and no field at the first token, which has
+  no past (:mod:`attnlib.causal`).
 * Multi-head ([GLPR] (2.7)): the velocity is the sum over heads of the single-head
   terms, each head normalised on its own.
 
@@ -97,6 +105,9 @@ __all__ = [
 #: The attention kernels of :class:`Model` (its ``kernel`` argument).
 KERNELS = ("softmax", "l2", "sigmoid", "sinkhorn", "hardmax")
 MASKS = (None, "causal")
+#: The normalisations of :class:`Model`: SA, USA, and the positional one of a causal
+#: model.
+MODEL_NORMALIZATIONS = (*NORMALIZATIONS, "positional")
 # kept for code that imported it from here; the kernel owns the value
 _CHUNK_ENTRIES = kern.CHUNK_ENTRIES
 
@@ -127,8 +138,9 @@ class Model:
     heads : sequence of (Q_h, K_h, V_h), optional
         Multi-head attention; each entry may use ``None`` for an identity. Exclusive
         with ``Q``, ``K``, ``V``.
-    normalization : {"sa", "usa"}
-        Divide by :math:`Z_i` (SA) or by :math:`n` (USA).
+    normalization : {"sa", "usa", "positional"}
+        Divide by :math:`Z_i` (SA) or by :math:`n` (USA); ``"positional"``
+        (softmax kernel and causal mask only) normalises the ALiBi weights alone.
     kernel : {"softmax", "l2", "sigmoid", "sinkhorn", "hardmax"}
         Attention variant (see the module docstring for each convention).
     mask : {None, "causal"}
@@ -158,6 +170,11 @@ class Model:
         of :math:`z = e^{-t}x`; :mod:`attnlib.hardmax`).
     hardmax_tol : float
         Relative tolerance of a tie of the hardmax kernel (``>= 0``).
+    slope : float
+        ALiBi slope :math:`\lambda \ge 0` per position: :math:`-\lambda(i - j)` is
+        added to the logits (needs ``mask="causal"`` when positive; the
+        positional normalisation's slope). ``CausalModel`` of
+        :mod:`attnlib.causal` builds these causal models.
 
     Examples
     --------
@@ -185,9 +202,10 @@ class Model:
     block: int = 256
     consensus: bool = False
     hardmax_tol: float = 1e-12
+    slope: float = 0.0
 
     def __post_init__(self) -> None:
-        check_choice(self.normalization, "normalization", NORMALIZATIONS)
+        check_choice(self.normalization, "normalization", MODEL_NORMALIZATIONS)
         check_choice(self.kernel, "kernel", KERNELS)
         check_choice(self.mask, "mask", MASKS)
         object.__setattr__(self, "geometry", as_geometry(self.geometry))
@@ -209,6 +227,25 @@ class Model:
             self, "hardmax_tol", check_real(self.hardmax_tol, "hardmax_tol", low=0.0)
         )
         object.__setattr__(self, "beta", as_member_param(self.beta, "beta"))
+        object.__setattr__(self, "slope", check_real(self.slope, "slope", low=0.0))
+        if self.mask != "causal" and (
+            self.slope > 0 or self.normalization == "positional"
+        ):
+            raise ValueError(
+                "slope > 0 (the ALiBi bias) and normalization='positional' are "
+                "positional biases of a causal model: use mask='causal'"
+            )
+        if self.normalization == "positional" and self.kernel != "softmax":
+            raise ValueError(
+                "normalization='positional' is defined for kernel='softmax', got "
+                f"kernel={self.kernel!r}"
+            )
+        if self.kernel == "hardmax" and self.slope > 0:
+            raise ValueError(
+                "slope must be 0 for kernel='hardmax': the bias is added to "
+                "beta times the scores, whose limit beta -> infinity is the "
+                "hardmax of the scores alone"
+            )
         if self.kernel == "hardmax":
             if self.normalization != "sa":
                 raise ValueError(
@@ -238,6 +275,7 @@ class Model:
         # validated once: rhs, used by the integrators, checks nothing
         object.__setattr__(self, "_heads", heads)
         object.__setattr__(self, "_sinkhorn_init", {})
+        object.__setattr__(self, "_bias_cache", {})
         object.__setattr__(self, "_d", d)
 
     @property
@@ -323,11 +361,47 @@ class Model:
 
         return l2
 
+    def logit_bias(self, n: int) -> np.ndarray | None:
+        r"""The additive logit bias for ``n`` tokens, or ``None`` when there is none.
+
+        With ``slope > 0`` the ALiBi bias :math:`-\lambda(i - j)` (``-inf`` above
+        the diagonal), with ``normalization="positional"`` the bias
+        :math:`\log(n\,w_{ij})` (:func:`attnlib.causal.alibi_bias`); cached for
+        each ``n``.
+        """
+        n = check_int(n, "n", low=1)
+        return self._bias_matrix(n)
+
+    def _bias_matrix(self, n):
+        positional = self.normalization == "positional"
+        if not (positional or self.slope > 0):
+            return None
+        if n not in self._bias_cache:
+            self._bias_cache[n] = kern.alibi_bias(n, self.slope, positional)
+        return self._bias_cache[n]
+
+    def _bias_fn(self, n):
+        """The kernel's ``bias`` argument: the sigmoid's offset and the positional
+        bias of ``n`` tokens (a function of the query rows), or None."""
+        B = self._bias_matrix(n)
+        offset = self.bias if self.kernel == "sigmoid" else None
+        if B is None:
+            return offset
+        if offset is None:
+            return lambda rows, n: B[rows]
+        return lambda rows, n: B[rows] + offset
+
+    @property
+    def _weights_normalization(self):
+        """The kernel's normalisation: the positional one is USA with its bias."""
+        return "usa" if self.normalization == "positional" else self.normalization
+
     def _logits(self, X, beta, head):
         fn = self._logits_fn(head)
         L = fn(X, beta, slice(None)) if fn else kern.logits(X, beta, head.A)
-        if self.kernel == "sigmoid":
-            L = L + self.bias
+        bias = self._bias_fn(X.shape[-2])
+        if bias is not None:
+            L = L + (bias(slice(None), X.shape[-2]) if callable(bias) else bias)
         return L
 
     def _head_matrix(self, X, beta, head):
@@ -337,17 +411,23 @@ class Model:
         n = X.shape[-2]
         keep = kern.causal_mask(slice(None), n) if self.mask == "causal" else None
         W, log_scale = kern.attention_weights(
-            L, self.normalization, kind=self._kind, keep=keep, tol=self.hardmax_tol
+            L,
+            self._weights_normalization,
+            kind=self._kind,
+            keep=keep,
+            tol=self.hardmax_tol,
         )
-        if log_scale is None:
-            return W
-        return exp_scale(
-            W,
-            log_scale,
-            what="the USA attention matrix",
-            hint="use normalization='sa', a smaller beta or float64",
-            dtype=X.dtype,
-        )
+        if log_scale is not None:
+            W = exp_scale(
+                W,
+                log_scale,
+                what="the USA attention matrix",
+                hint="use normalization='sa', a smaller beta or float64",
+                dtype=X.dtype,
+            )
+        if self.normalization == "positional":
+            W[..., 0, :] = 0.0  # the first token has no past
+        return W
 
     def _sinkhorn_plan(self, L, head):
         warm = self.sinkhorn_warm_start and self.sinkhorn_max_iter > 1
@@ -411,20 +491,23 @@ class Model:
             XV = X if head.v is None else X @ head.v.T
             return kern.aggregate(self._head_matrix(X, beta, head), XV)
         symmetric = self.kernel == "softmax" and self.mask is None and head.psd
-        return kern.softmax_field(
+        F = kern.softmax_field(
             X,
             beta,
             head.A_sym if symmetric else head.A,
             head.v,
-            normalization=self.normalization,
+            normalization=self._weights_normalization,
             kind=self._kind,
             mask=self.mask,
-            bias=self.bias if self.kernel == "sigmoid" else None,
+            bias=self._bias_fn(X.shape[-2]),
             logits_fn=self._logits_fn(head),
             symmetric=symmetric,
             block=self.block,
             tol=self.hardmax_tol,
         )
+        if self.normalization == "positional":
+            F[..., 0, :] = 0.0  # the first token has no past
+        return F
 
     @property
     def _kind(self) -> str:

@@ -4,7 +4,8 @@ A decoder Transformer masks attention causally: token ``i`` (in the order of the
 sequence, ``i = 0, ..., n-1``) attends to ``j <= i`` only. An ALiBi bias
 ([Press, Smith, Lewis]) subtracts :math:`\lambda(i - j)` from the logits. On the
 sphere, with :math:`L_{ij} = \beta\langle Qx_i, Kx_j\rangle - \lambda(i - j)`
-(``j <= i``), :class:`CausalModel` integrates
+(``j <= i``), :func:`CausalModel` (the model ``Model(mask="causal", slope=...)``)
+integrates
 
 * ``normalization="sa"``: :math:`\dot x_i = P_{x_i}\sum_{j\le i}
   \frac{e^{L_{ij}}}{\sum_{k\le i} e^{L_{ik}}} V x_j`;
@@ -69,11 +70,10 @@ import numpy as np
 from ._lazy import special
 
 from . import _kernel
-from ._control import glpr_usa_step
+from .attention import Model
 from ._validation import (
     as_finite,
-    as_heads,
-    as_member_param,
+    check_bool,
     check_finite_result,
     as_states,
     check_choice,
@@ -93,7 +93,7 @@ __all__ = [
     "retention_estimate",
 ]
 
-#: The normalisations of :class:`CausalModel`: the causal softmax (SA), the
+#: The normalisations of :func:`CausalModel`: the causal softmax (SA), the
 #: unnormalised one (USA) and the positional normalisation of [DGR].
 CAUSAL_NORMALIZATIONS = ("sa", "usa", "positional")
 
@@ -112,13 +112,7 @@ def positional_weights(n: int, slope: float) -> np.ndarray:
     """
     n = check_int(n, "n", low=1)
     slope = check_real(slope, "slope", low=0.0)
-    i = np.arange(n)
-    lag = i[:, None] - i[None, :]
-    # e^{-slope (lag - 1)}: the common factor e^{-slope} cancels in the ratio, and
-    # the nearest past token keeps weight one however steep the slope
-    W = np.where(lag > 0, np.exp(-slope * np.maximum(lag - 1, 0)), 0.0)
-    sums = W.sum(axis=1, keepdims=True)
-    return np.divide(W, sums, out=np.zeros_like(W), where=sums > 0)
+    return _kernel.positional_weights(n, slope)
 
 
 def alibi_bias(n: int, slope: float, *, positional: bool = False) -> np.ndarray:
@@ -127,8 +121,8 @@ def alibi_bias(n: int, slope: float, *, positional: bool = False) -> np.ndarray:
     With ``positional=True``, the bias :math:`\log(n\,w_{ij})` of the
     ``"positional"`` normalisation (see :func:`positional_weights`): finite strictly
     below the diagonal only, except the entry ``(0, 0)``, set to ``0`` so that the
-    first row is not empty (:class:`CausalModel` sets that row's field to zero: the
-    first token has no past).
+    first row is not empty (the model sets that row's field to zero: the first token
+    has no past). :meth:`attnlib.Model.logit_bias` is this bias for a model.
 
     Returns
     -------
@@ -136,18 +130,20 @@ def alibi_bias(n: int, slope: float, *, positional: bool = False) -> np.ndarray:
     """
     n = check_int(n, "n", low=1)
     slope = check_real(slope, "slope", low=0.0)
-    i = np.arange(n)
-    lag = i[:, None] - i[None, :]
-    if not positional:
-        return np.where(lag >= 0, -slope * lag, -np.inf)
-    with np.errstate(divide="ignore"):
-        B = np.log(n * positional_weights(n, slope))
-    B[0, 0] = 0.0
-    return B
+    return _kernel.alibi_bias(n, slope, positional=check_bool(positional, "positional"))
 
 
-class CausalModel:
-    r"""Causal self-attention on the sphere with an ALiBi bias (see the module doc).
+def CausalModel(
+    beta: Any = 1.0,
+    *,
+    slope: float = 0.0,
+    Q: Any = None,
+    K: Any = None,
+    V: Any = None,
+    normalization: str = "sa",
+) -> Model:
+    r"""Causal self-attention on the sphere with an ALiBi bias (see the module doc):
+    :class:`attnlib.Model` with ``mask="causal"``.
 
     Parameters
     ----------
@@ -163,6 +159,12 @@ class CausalModel:
         Value matrix (identity if omitted).
     normalization : {"sa", "usa", "positional"}
 
+    Returns
+    -------
+    Model
+        ``Model(beta, Q=Q, K=K, V=V, normalization=normalization, mask="causal",
+        slope=slope)``, usable with :func:`attnlib.simulate`.
+
     Examples
     --------
     >>> import numpy as np
@@ -172,84 +174,10 @@ class CausalModel:
     >>> bool(np.allclose(v[0], 0.0))  # the first token only sees itself
     True
     """
-
-    sphere = True
-
-    def __init__(
-        self,
-        beta: Any = 1.0,
-        *,
-        slope: float = 0.0,
-        Q: Any = None,
-        K: Any = None,
-        V: Any = None,
-        normalization: str = "sa",
-    ) -> None:
-        check_choice(normalization, "normalization", CAUSAL_NORMALIZATIONS)
-        self.normalization = normalization
-        self.slope = check_real(slope, "slope", low=0.0)
-        self.beta = as_member_param(beta, "beta")
-        (head,), self._d = as_heads(Q, K, V, psd=False)
-        self._A, self._V = head.A, head.v
-        self._bias: dict[int, np.ndarray] = {}
-
-    def __repr__(self) -> str:
-        return (
-            f"CausalModel(beta={self.beta!r}, slope={self.slope!r}, "
-            f"normalization={self.normalization!r})"
-        )
-
-    def bias(self, n: int) -> np.ndarray:
-        """The logit bias for ``n`` tokens (cached)."""
-        if n not in self._bias:
-            self._bias[n] = alibi_bias(
-                n, self.slope, positional=self.normalization == "positional"
-            )
-        return self._bias[n]
-
-    def check_states(self, X: Any, name: str = "X") -> np.ndarray:
-        """``X`` validated for this model, without evaluating the field (as
-        :meth:`attnlib.Model.check_states`)."""
-        X = as_states(X, name)
-        check_unit_norm(X, name)
-        if self._d is not None and X.shape[-1] != self._d:
-            raise ValueError(
-                f"{name} has token dimension d={X.shape[-1]} but Q, K, V are for "
-                f"d={self._d}"
-            )
-        if np.ndim(self.beta) > 0 and (X.ndim != 3 or X.shape[0] != self.beta.size):
-            raise ValueError(
-                f"beta has shape {self.beta.shape}: {name} must be an ensemble "
-                f"({self.beta.size}, n, d), got shape {X.shape}"
-            )
-        return X
-
-    def stable_step(self) -> float:
-        """The [GLPR] stable USA step of the largest ``beta``
-        (:func:`attnlib.integrate.glpr_usa_step`), for
-        ``simulate(..., step_rule="glpr")``."""
-        return glpr_usa_step(beta=float(np.max(self.beta)))
-
-    def velocity(self, X: Any) -> np.ndarray:
-        """The velocity field at ``X`` of shape (n, d) or (B, n, d) (validated)."""
-        return self.rhs(self.check_states(X))
-
-    def rhs(self, X: np.ndarray) -> np.ndarray:
-        """The velocity field without validation, for integrators."""
-        Bm = self.bias(X.shape[-2])
-        norm = "usa" if self.normalization == "positional" else self.normalization
-        # the bias is -inf above the diagonal: it is the causal mask
-        F = _kernel.softmax_field(
-            X,
-            self.beta,
-            self._A,
-            self._V,
-            normalization=norm,
-            bias=lambda rows, n: Bm[rows],
-        )
-        if self.normalization == "positional":
-            F[..., 0, :] = 0.0  # the first token has no past
-        return _kernel.project(X, F)
+    check_choice(normalization, "normalization", CAUSAL_NORMALIZATIONS)
+    return Model(
+        beta, Q=Q, K=K, V=V, normalization=normalization, mask="causal", slope=slope
+    )
 
 
 def renyi_centres(X: Any, delta: float) -> np.ndarray:
@@ -345,7 +273,7 @@ def retention_profile(
     beta : float
         Inverse temperature ``> 0``.
     t : float
-        Time (of :class:`CausalModel`; [DGR]'s code runs :math:`\beta` times faster).
+        Time (of :func:`CausalModel`; [DGR]'s code runs :math:`\beta` times faster).
     slope : float
         :math:`\lambda > 0`: the ALiBi slope times the number of tokens.
     modes : int

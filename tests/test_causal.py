@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from attnlib import sample_sphere, simulate
+from attnlib import Model, sample_sphere, simulate
 from attnlib.causal import (
     CausalModel,
     alibi_bias,
@@ -167,3 +167,97 @@ def test_validation():
         retention_estimate(np.zeros((3, 4)), np.zeros((3, 5)))
     with pytest.raises(ValueError, match="delta"):
         renyi_centres(sample_sphere(3, 2, rng=0), 4.0)
+
+
+# ------------------------------------------- one spelling: a causal Model
+def _frozen_causal_velocity(X, beta, slope, A, V, norm):
+    """The velocity of the CausalModel class before it became Model(mask="causal"),
+    frozen in plain numpy: dense logits beta <x_i, A x_j> plus the ALiBi bias
+    (-inf above the diagonal), or for "positional" the bias log(n w_ij) under USA
+    with the first row's field zero, then the tangent projection."""
+    n, d = X.shape[-2:]
+    b = np.asarray(beta, dtype=float).reshape((-1, 1, 1) if np.ndim(beta) else ())
+    i = np.arange(n)
+    lag = i[:, None] - i[None, :]
+    if norm == "positional":
+        with np.errstate(divide="ignore"):
+            bias = np.log(n * positional_weights(n, slope))
+        bias[0, 0] = 0.0
+    else:
+        bias = np.where(lag >= 0, -slope * lag, -np.inf)
+    L = b * (X @ (np.eye(d) if A is None else A) @ np.swapaxes(X, -1, -2)) + bias
+    m = L.max(axis=-1, keepdims=True)
+    W = np.exp(L - m)
+    XV = X if V is None else X @ V.T
+    if norm == "sa":
+        F = (W / W.sum(axis=-1, keepdims=True)) @ XV
+    else:
+        F = (W @ XV) * np.exp(m) / n
+    if norm == "positional":
+        F[..., 0, :] = 0.0
+    return F - np.sum(F * X, axis=-1, keepdims=True) * X
+
+
+@pytest.mark.parametrize("n", [9, 300])  # 300 > block: two row blocks
+@pytest.mark.parametrize("norm", ["sa", "usa", "positional"])
+def test_causal_model_is_the_old_causal_model(norm, n):
+    rng = np.random.default_rng(n)
+    Q, K, V = rng.standard_normal((3, 3, 3))
+    X = sample_sphere(n, 3, rng=n)
+    XB = sample_sphere(n, 3, rng=n + 1, batch=3)
+    betas = np.array([0.5, 1.3, 4.0])
+    for slope in (0.0, 0.4, 3.0):
+        for kw, A, Vm in (({}, None, None), ({"Q": Q, "K": K, "V": V}, Q.T @ K, V)):
+            m = CausalModel(1.3, slope=slope, normalization=norm, **kw)
+            same = Model(1.3, mask="causal", slope=slope, normalization=norm, **kw)
+            want = _frozen_causal_velocity(X, 1.3, slope, A, Vm, norm)
+            np.testing.assert_allclose(m.velocity(X), want, rtol=1e-12, atol=1e-13)
+            np.testing.assert_array_equal(same.velocity(X), m.velocity(X))
+            got = CausalModel(betas, slope=slope, normalization=norm, **kw).velocity(XB)
+            want = _frozen_causal_velocity(XB, betas, slope, A, Vm, norm)
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+
+
+def test_causal_model_is_a_model_and_one_spelling():
+    m = CausalModel(2.0, slope=0.3, normalization="positional")
+    assert isinstance(m, Model) and m.mask == "causal" and m.slope == 0.3
+    assert m.sphere and m.stable_step() == Model(2.0).stable_step()
+    assert np.array_equal(m.logit_bias(6), alibi_bias(6, 0.3, positional=True))
+    assert Model(mask="causal").logit_bias(4) is None
+    # without a slope, CausalModel and Model(mask="causal") are the same model
+    X = sample_sphere(10, 3, rng=8)
+    np.testing.assert_array_equal(
+        CausalModel(2.0).velocity(X), Model(2.0, mask="causal").velocity(X)
+    )
+    # the attention matrix carries the bias and the mask
+    A = CausalModel(2.0, slope=0.5).attention(X)
+    S = 2.0 * X @ X.T + alibi_bias(10, 0.5)
+    want = np.exp(S - S.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(A, want / want.sum(axis=1, keepdims=True), rtol=1e-13)
+    P = m.attention(X)
+    assert np.all(P[0] == 0.0) and np.allclose(np.triu(P), 0.0)
+
+
+def test_alibi_applies_to_the_other_kernels():
+    # sigmoid weights of the biased logits, divided by the row sum (SA)
+    X = sample_sphere(7, 3, rng=9)
+    v = Model(1.5, kernel="sigmoid", bias=-0.5, mask="causal", slope=0.7).velocity(X)
+    S = 1.5 * X @ X.T - 0.5 + alibi_bias(7, 0.7)
+    W = 1.0 / (1.0 + np.exp(-S))
+    F = (W / W.sum(axis=1, keepdims=True)) @ X
+    np.testing.assert_allclose(v, F - np.sum(F * X, axis=1)[:, None] * X, atol=1e-14)
+
+
+def test_positional_biases_need_the_causal_mask():
+    with pytest.raises(ValueError, match="use mask='causal'"):
+        Model(slope=0.5)
+    with pytest.raises(ValueError, match="use mask='causal'"):
+        Model(normalization="positional")
+    with pytest.raises(ValueError, match="kernel='softmax'"):
+        Model(mask="causal", normalization="positional", kernel="l2")
+    with pytest.raises(ValueError, match="slope must be 0 for kernel='hardmax'"):
+        Model(kernel="hardmax", mask="causal", slope=0.5)
+    with pytest.raises(ValueError, match="slope"):
+        Model(mask="causal", slope=-1.0)
+    with pytest.raises(ValueError, match="n must be"):
+        Model(mask="causal", slope=1.0).logit_bias(0)

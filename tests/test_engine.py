@@ -485,7 +485,7 @@ LAYERS = {
     **dict.fromkeys(["modes"], 1),
     **dict.fromkeys(["hardmax"], 3),
     **dict.fromkeys(["staircase"], 3),
-    **dict.fromkeys(["causal"], 2),
+    **dict.fromkeys(["causal"], 3),
     **dict.fromkeys(["noise", "normalisation"], 4),
     **dict.fromkeys(["circle", "clustering", "frontiers"], 6),
     **dict.fromkeys(["__init__", "scenarios", "nets"], 7),
