@@ -51,6 +51,12 @@ Conventions (tested in ``tests/test_attention.py``):
   :math:`\sum_{j<i} w_{ij} e^{\beta\langle Qx_i, Kx_j\rangle} V x_j`: USA with the
   logit bias :math:`\log(n\,w_{ij})`, and no field at the first token, which has
   no past (:mod:`attnlib.causal`).
+* ``weights`` (the atoms of a measure :math:`\mu = \sum_j w_j\delta_{x_j}`):
+  token ``j`` carries the mass :math:`w_j`, SA weights
+  :math:`w_j e^{L_{ij}}/\sum_k w_k e^{L_{ik}}`, USA :math:`w_j e^{L_{ij}}`
+  (the masses carry the :math:`1/n`): the logit bias :math:`\log w_j` (SA) or
+  :math:`\log(n w_j)` (USA); with :math:`w_j = 1/n` it is the model without
+  weights (:func:`measure_field`, :func:`MeasureModel`).
 * Multi-head ([GLPR] (2.7)): the velocity is the sum over heads of the single-head
   terms, each head normalised on its own.
 
@@ -77,6 +83,7 @@ from ._validation import (
     Head,
     make_head as _make_head,
     as_beta,
+    as_finite,
     as_heads,
     as_matrix,
     as_member_param,
@@ -170,6 +177,10 @@ class Model:
         of :math:`z = e^{-t}x`; :mod:`attnlib.hardmax`).
     hardmax_tol : float
         Relative tolerance of a tie of the hardmax kernel (``>= 0``).
+    weights : ndarray of shape (n,), optional
+        The masses of the tokens as atoms of a measure (non-negative, positive
+        sum), for the softmax and L2 kernels without a mask; the states then have
+        one token per weight.
     slope : float
         ALiBi slope :math:`\lambda \ge 0` per position: :math:`-\lambda(i - j)` is
         added to the logits (needs ``mask="causal"`` when positive; the
@@ -203,6 +214,7 @@ class Model:
     consensus: bool = False
     hardmax_tol: float = 1e-12
     slope: float = 0.0
+    weights: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         check_choice(self.normalization, "normalization", MODEL_NORMALIZATIONS)
@@ -240,6 +252,8 @@ class Model:
                 "normalization='positional' is defined for kernel='softmax', got "
                 f"kernel={self.kernel!r}"
             )
+        if self.weights is not None:
+            self._set_weights()
         if self.kernel == "hardmax" and self.slope > 0:
             raise ValueError(
                 "slope must be 0 for kernel='hardmax': the bias is added to "
@@ -283,6 +297,22 @@ class Model:
         """Whether the tokens live on the unit sphere (the geometry's kind)."""
         return self.geometry.name == "sphere"
 
+    def _set_weights(self) -> None:
+        """Validate ``weights`` and cache their logit bias."""
+        w = as_finite(self.weights, "weights", ndims=(1,)).copy()
+        if np.any(w < 0) or not w.sum() > 0:
+            raise ValueError("weights must be >= 0 with a positive sum")
+        if self.kernel not in ("softmax", "l2") or self.mask is not None:
+            raise ValueError(
+                "weights (the atoms of a measure) are defined for kernel='softmax' "
+                f"or 'l2' without a mask, got kernel={self.kernel!r}, "
+                f"mask={self.mask!r}"
+            )
+        object.__setattr__(self, "weights", w)
+        scale = w.size if self.normalization == "usa" else 1.0
+        with np.errstate(divide="ignore"):  # a zero mass is the bias -inf
+            object.__setattr__(self, "_log_weights", np.log(scale * w)[None, :])
+
     # ------------------------------------------------------------------ checks
     def check_states(self, X: Any, name: str = "X") -> np.ndarray:
         """``X`` validated for this model, without evaluating the field.
@@ -301,6 +331,11 @@ class Model:
             raise ValueError(
                 f"{name} has token dimension d={X.shape[-1]} but Q, K, V are for "
                 f"d={self._d}"
+            )
+        if self.weights is not None and X.shape[-2] != self.weights.size:
+            raise ValueError(
+                f"{name} must have one row per weight ({self.weights.size}), got "
+                f"shape {X.shape}"
             )
         if self.sphere:
             check_unit_norm(X, name)
@@ -383,6 +418,9 @@ class Model:
     def _bias_fn(self, n):
         """The kernel's ``bias`` argument: the sigmoid's offset and the positional
         bias of ``n`` tokens (a function of the query rows), or None."""
+        if self.weights is not None:  # no mask, no ALiBi, no sigmoid with them
+            lw = self._log_weights
+            return lambda rows, n: lw
         B = self._bias_matrix(n)
         offset = self.bias if self.kernel == "sigmoid" else None
         if B is None:
@@ -640,22 +678,27 @@ def measure_field(
     )
 
 
-class MeasureModel:
+def MeasureModel(weights: Any, beta: Any = 1.0, *, normalization: str = "sa") -> Model:
     r"""The atoms of a weighted measure moving in their own field, on the sphere.
 
     For :math:`\mu = \sum_j w_j\delta_{x_j}` with fixed weights, the atoms follow
     :math:`\dot x_i = \mathcal X[\mu](x_i)` (:func:`measure_field`): the mean-field
     equation of a measure with weighted atoms (with ``weights = 1/n`` it is
-    :class:`Model`). It implements :class:`attnlib.integrate.Dynamics`, so
-    :func:`attnlib.simulate` integrates it.
+    :class:`Model`).
 
     Parameters
     ----------
     weights : ndarray, shape (m,)
         Non-negative masses with a positive sum, one per atom.
-    beta : float
+    beta : float or ndarray of shape (B,)
         Inverse temperature ``>= 0``.
     normalization : {"sa", "usa"}
+
+    Returns
+    -------
+    Model
+        ``Model(beta, normalization=normalization, weights=weights)``, usable with
+        :func:`attnlib.simulate`.
 
     Examples
     --------
@@ -667,52 +710,5 @@ class MeasureModel:
     >>> bool(np.allclose(a, b, atol=1e-13))
     True
     """
-
-    sphere = True
-
-    def __init__(
-        self, weights: Any, beta: float = 1.0, *, normalization: str = "sa"
-    ) -> None:
-        w = as_states(weights, "weights", ndims=(1,)).astype(np.float64, copy=True)
-        if np.any(w < 0) or not w.sum() > 0:
-            raise ValueError("weights must be >= 0 with a positive sum")
-        self.weights = w
-        self.beta = check_real(beta, "beta", low=0.0)
-        check_choice(normalization, "normalization", NORMALIZATIONS)
-        self.normalization = normalization
-
-    def __repr__(self) -> str:
-        return (
-            f"MeasureModel(<{self.weights.size} weights>, beta={self.beta:g}, "
-            f"normalization={self.normalization!r})"
-        )
-
-    def check_states(self, X: Any, name: str = "X") -> np.ndarray:
-        """``X`` validated: one unit row per weight."""
-        X = as_states(X, name, ndims=(2,))
-        if X.shape[0] != self.weights.size:
-            raise ValueError(
-                f"{name} must have one row per weight ({self.weights.size}), got "
-                f"shape {X.shape}"
-            )
-        check_unit_norm(X, name)
-        return X
-
-    def stable_step(self) -> None:
-        """No step-size limit of its own (see :class:`attnlib.integrate.Dynamics`)."""
-        return None
-
-    def rhs(self, X: np.ndarray) -> np.ndarray:
-        """The velocity without validation, for integrators."""
-        return kern.measure_field(
-            X,
-            X,
-            self.weights,
-            self.beta,
-            normalization=self.normalization,
-            sphere=True,
-        )
-
-    def velocity(self, X: Any) -> np.ndarray:
-        """The velocity at the atoms ``X`` (validated)."""
-        return self.rhs(self.check_states(X))
+    check_choice(normalization, "normalization", NORMALIZATIONS)
+    return Model(beta, normalization=normalization, weights=weights)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import attnlib as al
-from attnlib import Model, sample_sphere
+from attnlib import Model, measure_field, sample_sphere
 
 from . import reference as ref
 
@@ -252,3 +252,65 @@ def test_sinkhorn_warm_start_along_a_trajectory(rng):
     assert again.n_iter == 1 and again.converged
     with pytest.raises(ValueError, match="init"):
         al.sinkhorn(np.zeros((3, 3)), init=np.zeros(4))
+
+
+# ------------------------------------------- weighted atoms: the same family
+def _frozen_measure_velocity(X, w, beta, norm):
+    """The velocity of the MeasureModel class before it became Model(weights=...),
+    frozen: weights w_j e^{beta <x_i, x_j>} with the row maximum of the logits
+    subtracted, projected, then divided by the weighted row sum (SA) or scaled back
+    (USA, the masses carrying the 1/n)."""
+    L = beta * X @ X.T
+    m = L.max(axis=1, keepdims=True)
+    W = np.exp(L - m) * w[None, :]
+    F = W @ X
+    F -= np.sum(F * X, axis=1, keepdims=True) * X
+    return F / W.sum(axis=1, keepdims=True) if norm == "sa" else F * np.exp(m)
+
+
+@pytest.mark.parametrize("n", [9, 300])  # 300 > block: two row blocks
+@pytest.mark.parametrize("norm", ["sa", "usa"])
+def test_measure_model_is_the_old_measure_model(norm, n):
+    from attnlib.attention import MeasureModel
+
+    rng = np.random.default_rng(n)
+    X = sample_sphere(n, 3, rng=n)
+    w = rng.uniform(0, 1, n) / n
+    w[rng.integers(0, n, 3)] = 0.0  # atoms without mass are moved, not moving others
+    for beta in (0.5, 3.0):
+        m = MeasureModel(w, beta, normalization=norm)
+        assert isinstance(m, Model) and np.array_equal(m.weights, w)
+        want = _frozen_measure_velocity(X, w, beta, norm)
+        np.testing.assert_allclose(m.velocity(X), want, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(
+            measure_field(X, X, w, beta=beta, normalization=norm),
+            want,
+            rtol=1e-12,
+            atol=1e-15,
+        )
+    # the empirical measure is the model without weights
+    u = np.full(n, 1 / n)
+    np.testing.assert_allclose(
+        MeasureModel(u, 2.0, normalization=norm).velocity(X),
+        Model(2.0, normalization=norm).velocity(X),
+        rtol=1e-13,
+        atol=1e-15,
+    )
+
+
+def test_weighted_attention_matrix_and_validation():
+    X = sample_sphere(5, 3, rng=2)
+    w = np.array([0.1, 0.0, 0.4, 0.2, 0.3])
+    A = Model(1.5, weights=w).attention(X)
+    E = np.exp(1.5 * X @ X.T) * w
+    np.testing.assert_allclose(A, E / E.sum(axis=1, keepdims=True), rtol=1e-13)
+    with pytest.raises(ValueError, match="one row per weight"):
+        Model(weights=w).velocity(X[:4])
+    with pytest.raises(ValueError, match="positive sum"):
+        Model(weights=[0.0, -1.0, 2.0])
+    with pytest.raises(ValueError, match="weights .* without a mask"):
+        Model(weights=w, mask="causal")
+    with pytest.raises(ValueError, match="kernel='softmax'"):
+        Model(weights=w, kernel="sigmoid")
+    with pytest.raises(ValueError, match="weights must be a 1-D"):
+        Model(weights=np.ones((2, 2)))

@@ -309,6 +309,7 @@ def test_rhs_validates_nothing_and_simulate_checks_X0_without_the_field(monkeypa
 
 # ------------------------------------------- one field evaluation per stage
 def _models():
+    from attnlib.attention import MeasureModel
     from attnlib.causal import CausalModel
     from attnlib.hardmax import Hardmax
     from attnlib.normalisation import NormalisedModel
@@ -343,6 +344,7 @@ def _models():
             "kernel",
             1.0,
         ),
+        "MeasureModel": (lambda: MeasureModel(np.full(6, 1 / 6), 1.0), "kernel", 1.0),
         "Hardmax": (lambda: Hardmax(), "kernel", 1.0),
         "Hardmax consensus": (
             lambda: Hardmax(geometry="euclidean", consensus=True),
