@@ -147,6 +147,11 @@ def _heads(model: Any, d: int) -> tuple[str, list]:
         )
     if model.mask is not None:
         raise ValueError("model.mask must be None for the Gaussian equations")
+    if model.consensus or model.weights is not None:
+        raise ValueError(
+            "model.consensus must be False and model.weights None for the Gaussian "
+            "equations (they are the equations of the plain field of a measure)"
+        )
     if np.ndim(model.beta) != 0:
         raise ValueError("model.beta must be a scalar for the Gaussian equations")
     beta = float(model.beta)

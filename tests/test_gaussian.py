@@ -358,6 +358,10 @@ def test_bad_inputs_raise():
         )
     with pytest.raises(TypeError, match="model must be an attnlib.Model"):
         gaussian_rhs("softmax", [0.0, 0.0], np.eye(2))
+    # the options of the model that the Gaussian equations do not describe
+    for kw in ({"consensus": True}, {"weights": [0.5, 0.5]}):
+        with pytest.raises(ValueError, match="consensus must be False and model.weig"):
+            gaussian_rhs(Model(geometry="euclidean", **kw), [0.0, 0.0], np.eye(2))
     with pytest.raises(ValueError, match="V = I"):
         blowup_time(Model(V=2 * np.eye(2), geometry="euclidean"), np.eye(2))
     with pytest.raises(ValueError, match="single-head softmax"):
