@@ -47,6 +47,7 @@ References: [GLPR] Geshkovski, Letrouit, Polyanskiy, Rigollet, arXiv:2312.10794,
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -387,6 +388,23 @@ def alibi_bias(n: int, slope: float, positional: bool = False) -> np.ndarray:
     return B
 
 
+@functools.lru_cache(maxsize=8)
+def _strict_upper(r: int) -> np.ndarray:
+    """The boolean ``(r, r)`` mask of the entries above the diagonal (read only)."""
+    U = np.triu(np.ones((r, r), dtype=bool), 1)
+    U.flags.writeable = False
+    return U
+
+
+def _mask_future(L: np.ndarray, rows: slice, n: int) -> None:
+    """Set the logits of the keys ``j > i`` of the query rows ``rows`` to ``-inf``,
+    in place (``L`` of shape ``(..., r, n)``): the causal mask, without the
+    ``(r, n)`` boolean array and the copy of :func:`causal_mask` and ``np.where``."""
+    s, e, _ = rows.indices(n)
+    L[..., :, e:] = -np.inf
+    np.copyto(L[..., :, s:e], -np.inf, where=_strict_upper(e - s))
+
+
 def _rows(
     X, XV, beta, A, rows, normalization, kind, mask, bias, logits_fn, dtype, what, tol
 ):
@@ -398,7 +416,12 @@ def _rows(
         L = logits(X[..., rows, :], beta, A, Y=X)
     if bias is not None:
         L = L + (bias(rows, n) if callable(bias) else bias)
-    keep = causal_mask(rows, n) if mask == "causal" else None
+    keep = None
+    if mask == "causal":
+        if kind == "hardmax":  # its tie scale is over the kept scores only
+            keep = causal_mask(rows, n)
+        else:  # a logit of -inf is a weight of zero: the same weights, cheaper
+            _mask_future(L, rows, n)
     W, log_scale = attention_weights(
         L, normalization, kind=kind, keep=keep, n=n, tol=tol
     )

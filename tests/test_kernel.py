@@ -257,3 +257,15 @@ def test_logits_with_keys_and_members(rng):
     L = K.logits(X, np.array([1.0, 2.0]), A, Y=Y)
     assert L.shape == (2, 4, 5)
     np.testing.assert_allclose(L[1], 2.0 * X[1] @ A[1] @ Y[1].T, rtol=1e-13)
+
+
+def test_the_in_place_causal_mask_is_the_mask():
+    # -inf at j > i of each row block, nothing else touched (2-D and ensembles)
+    n = 11
+    for shape in ((n,), (3, n)):
+        for rows in (slice(0, 4), slice(4, 8), slice(8, 11), slice(None)):
+            r = len(range(n)[rows])
+            L = np.random.default_rng(r).standard_normal((*shape[:-1], r, n))
+            want = np.where(K.causal_mask(rows, n), L, -np.inf)
+            K._mask_future(L, rows, n)
+            assert np.array_equal(L, want)
