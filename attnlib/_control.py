@@ -9,9 +9,13 @@ for the Gaussian moments, a CFL condition for the mean-field density): the large
 step that the cap, the next output time and the solver's own bound allow.
 :class:`Backtracking` is the step control of the descent methods (the mirror descent
 of a density, the energy flows of particles): a trial step that fails its test is
-retried with a shorter step, and the step grows back afterwards. It is the
-controller of diffrax in miniature: the driver (:func:`attnlib._stepping.drive`)
-owns the loop over time, the controller only decides the step.
+retried with a shorter step, and the step grows back afterwards. :class:`Fixed`
+cuts each span between output times into equal steps of at most ``dt``.
+
+They are the controllers of diffrax in miniature: a controller is given to the
+driver (:func:`attnlib._stepping.drive`), which owns the loop over time and is the
+only caller of the controller's methods; a solver's hooks take the step they are
+handed and never consult a controller themselves.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any
 from ._deprecation import moved_arguments
 from ._validation import check_int, check_real
 
-__all__ = ["glpr_usa_step", "Backtracking", "Adaptive"]
+__all__ = ["glpr_usa_step", "Fixed", "Backtracking", "Adaptive", "CONTROLLERS"]
 
 
 @moved_arguments("beta")
@@ -55,6 +59,40 @@ def glpr_usa_step(*, beta: float) -> float:
             "sqrt(beta) underflows float64 (beta must be below about 740)"
         )
     return eta
+
+
+class Fixed:
+    """Fixed steps: each span between output times is cut into the fewest equal
+    steps of at most ``dt`` (:meth:`substeps`), known before the first step.
+
+    Parameters
+    ----------
+    dt : float
+        Largest step (``> 0``; ``inf`` only for a count of steps that is not capped).
+
+    Examples
+    --------
+    >>> Fixed(0.3).substeps(1.0)
+    (4, 0.25)
+    >>> Fixed(0.3).planned(np.array([0.0, 1.0, 1.5]))
+    6.0
+    """
+
+    def __init__(self, dt: float) -> None:
+        self.dt = check_real(dt, "dt", low=0.0, strict_low=True)
+
+    def substeps(self, span: float) -> tuple[int, float]:
+        """The ``m`` equal steps ``h <= dt`` (up to rounding) covering ``span > 0``."""
+        m = int(np.ceil(span / self.dt - 1e-9))
+        return m, float(span / m)
+
+    def planned(self, times: np.ndarray) -> float:
+        """Steps from time 0 through ``times``, as a float (it may be astronomically
+        large, e.g. ``1e23``), so that the driver compares it with its cap before the
+        first step."""
+        spans = np.diff(np.concatenate([[0.0], times]))
+        spans = spans[spans > 0]
+        return float(np.sum(np.ceil(spans / self.dt - 1e-9)))
 
 
 class Backtracking:
@@ -135,10 +173,14 @@ class Adaptive:
     Parameters
     ----------
     dt_max : float
-        Largest step (``> 0``).
+        Largest step (``> 0``, or ``inf``: no cap).
     snap : float
         Relative gap (to ``max(1, t_next)``) below which the step lands on the
         output time instead of leaving a sliver before it (``0``: never).
+    reach : float
+        Relative gap (to ``max(1, t_next)``) within which a time counts as the
+        output time (:meth:`reached`; ``0``: only at or past it), absorbing the
+        rounding of accumulated steps.
 
     Examples
     --------
@@ -148,9 +190,22 @@ class Adaptive:
     True
     """
 
-    def __init__(self, dt_max: float, *, snap: float = 0.0) -> None:
-        self.dt_max = check_real(dt_max, "dt_max", low=0.0, strict_low=True)
+    def __init__(self, dt_max: float, *, snap: float = 0.0, reach: float = 0.0) -> None:
+        # inf: steps that only the solver's bound and the output times limit (the
+        # segments between the events of an event-driven solver)
+        self.dt_max = (
+            np.inf
+            if isinstance(dt_max, (float, int)) and dt_max == np.inf
+            else check_real(dt_max, "dt_max", low=0.0, strict_low=True)
+        )
         self.snap = check_real(snap, "snap", low=0.0)
+        self.reach = check_real(reach, "reach", low=0.0)
+
+    def reached(self, t: float, t_next: float) -> bool:
+        """Whether the time ``t`` counts as the output time ``t_next``."""
+        if self.reach:
+            return t_next - t <= self.reach * max(1.0, t_next)
+        return t >= t_next
 
     def step(self, t: float, t_next: float, bound: float) -> float:
         """The step from ``t`` towards ``t_next`` under the solver's ``bound``."""
@@ -158,3 +213,12 @@ class Adaptive:
         if self.snap and t_next - t - h < self.snap * max(1.0, t_next):
             h = t_next - t
         return h
+
+    def end(self, t: float, h: float, t_next: float) -> float:
+        """The time after a step ``h`` from ``t``: exactly ``t_next`` for the step
+        that lands on it (``t + (t_next - t)`` may round past it), else ``t + h``."""
+        return t_next if h == t_next - t else t + h
+
+
+#: The step-size controllers that the driver takes.
+CONTROLLERS = (Fixed, Adaptive, Backtracking)

@@ -46,7 +46,8 @@ import numpy as np
 
 from . import _kernel as kern
 from ._results import Trajectory, trajectory
-from ._stepping import MAX_STEPS, check_observables, drive, output_times
+from ._control import Fixed
+from ._stepping import MAX_STEPS, Outcome, check_observables, drive, output_times
 from ._validation import (
     NORMALIZATIONS,
     as_beta,
@@ -107,7 +108,6 @@ def run_ensemble(
     retire: Callable[[int, np.ndarray, np.ndarray], np.ndarray] | None = None,
     chunk: int = 128,
     progress: bool = False,
-    desc: str = "ensemble",
     max_steps: int = MAX_STEPS,
     what: str = "simulate_ensemble",
 ) -> Trajectory:
@@ -141,8 +141,8 @@ def run_ensemble(
         Members integrated together (the results do not depend on it).
     progress : bool
         Bar over the output times.
-    desc, what : str
-        Label of the bar; the loop's name in error messages.
+    what : str
+        The loop's name: the label of the bar and the subject of error messages.
     max_steps : int
         Cap on the Euler steps of one member.
 
@@ -241,19 +241,22 @@ def run_ensemble(
             return kern.unscaled(st["Yx"][sel], st["s"][sel])
         return st["Y"][sel]
 
-    st, n_steps, reached = drive(
+    run = drive(
         advance,
         st,
         times,
-        dt=dt,
+        control=Fixed(dt),
         observe=observe_all,
         finite=lambda st: bool(np.all(np.isfinite(state_of(st)))),
-        nonfinite="the ensemble became non-finite before t={t:g}; reduce dt",
         max_steps=max_steps,
-        what=what,
         progress=progress,
-        desc=desc,
+        name=what,
+        advice={
+            Outcome.NONFINITE: "reduce dt",
+            Outcome.BUDGET_EXHAUSTED: "increase dt or max_steps",
+        },
     )
+    st, n_steps, reached = run.state, run.n_steps, run.n_reached
     if st["active"].size:
         final[st["active"]] = _rows_of(st, slice(None))
     return trajectory(

@@ -25,6 +25,7 @@ from ._validation import (
     check_int,
     check_real,
     check_steps,
+    log_max,
 )
 from . import _kernel
 from ._special import equiangular_rate
@@ -153,39 +154,132 @@ def equiangular_gamma(
     max_steps = check_int(max_steps, "max_steps", low=1)
     beta, n = _checked(beta, n, normalization)
     equiangular_rate(gamma0, beta, n, normalization)  # the USA rate's range at gamma0
+    gamma, _, _ = solve_equiangular(
+        t,
+        beta=beta,
+        n=n,
+        normalization=normalization,
+        gamma0=gamma0,
+        max_steps=max_steps,
+        name="equiangular_gamma",
+    )
+    return gamma
+
+
+def equiangular_weights(gamma, beta: float, n: int, normalization: str):
+    r"""The attention weights ``(a, b)`` of a token on itself and on each other token
+    in the equiangular configuration (checked arguments): SA :math:`a = 1/(1 +
+    (n-1)w)`, :math:`b = w a`, :math:`w = e^{-\beta(1-\gamma)}`; USA :math:`a =
+    e^\beta/n`, :math:`b = e^{\beta\gamma}/n`."""
+    if normalization == "sa":
+        w = np.exp(-beta * (1.0 - gamma))
+        a = 1.0 / (1.0 + (n - 1) * w)
+        return a, w * a
+    top = beta * max(1.0, float(np.max(gamma)))
+    if top > log_max(np.float64):
+        raise ValueError(
+            f"the USA weights carry e^beta = e^{beta:g}, beyond float64; use "
+            "normalization='sa' or a smaller beta"
+        )
+    return np.exp(beta) / n, np.exp(beta * gamma) / n
+
+
+def equiangular_field(g, r, beta: float, n: int, scheme: str, normalization: str):
+    r"""The field :math:`(\dot\gamma, \dot r, \dot s)` of the equiangular ODE of a
+    normalisation scheme (checked arguments; see :mod:`attnlib.normalisation`):
+    :math:`\dot\gamma = ` :func:`equiangular_rhs` :math:`/(r m)`, :math:`\dot r =
+    (a + (n-1) b \gamma)/m`, :math:`\dot s = 1/(r m)`, with :math:`r \equiv m
+    \equiv 1` for post-LN."""
+    a, b = equiangular_weights(g, beta, n, normalization)
+    # the equiangular rate: 2 b (1-g)(1+(n-1)g)
+    flow = equiangular_rate(g, beta, n, normalization)
+    if scheme == "post":
+        return flow, np.zeros_like(flow), np.ones_like(flow)
+    if scheme == "pre":
+        m = np.ones_like(flow)
+    else:
+        m2 = a * a + 2 * (n - 1) * a * b * g + (n - 1) * b * b * (1 + (n - 2) * g)
+        m = np.sqrt(m2)
+    return flow / (r * m), (a + (n - 1) * b * g) / m, 1.0 / (r * m)
+
+
+def solve_equiangular(
+    t: np.ndarray,
+    *,
+    beta: float,
+    n: int,
+    normalization: str = "sa",
+    scheme: str = "post",
+    gamma0: float = 0.0,
+    radius0: float = 1.0,
+    max_steps: int = 100_000,
+    name: str = "equiangular_gamma",
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""The one solver of the equiangular ODE: :math:`\gamma`, the radius :math:`r`
+    and the post-LN clock :math:`s` at the validated output times ``t``.
+
+    DOP853 at ``rtol=1e-12``, ``atol=1e-14``, its steps capped by ``max_steps``
+    (right-hand-side evaluations divided by 12). Post-LN integrates
+    :math:`\gamma` alone (its radius is constant and its clock is the time); pre-
+    and peri-LN integrate :math:`(\gamma, r, s)` with :func:`equiangular_field`.
+    :func:`equiangular_gamma` and :func:`attnlib.normalisation.equiangular_scheme`
+    are this function on checked arguments; ``name`` is the caller, for the
+    messages.
+    """
+    one = np.ones(t.shape)
+    if t[-1] == 0.0:  # every output time is the initial one
+        return gamma0 * one, radius0 * one, 0.0 * one
     n_eval = 0
 
-    def rhs(_t, g):
+    def counted():
         nonlocal n_eval
         n_eval += 1
         check_steps(
             n_eval // 12,
             max_steps,
-            what=f"equiangular_gamma ({normalization.upper()}, beta={beta:g}, up to "
-            f"the last of times, {t[-1]:g})",
+            what=f"{name} ({normalization.upper()}, beta={beta:g}, up to the last "
+            f"of times, {t[-1]:g})",
             hint="increase max_steps, or use "
             + ("normalization='sa' or " if normalization == "usa" else "")
             + "a smaller beta",
         )
-        return equiangular_rate(g, beta, n, normalization)
 
-    if t[-1] == 0.0:  # every output time is the initial one
-        return np.full(t.shape, gamma0)
+    if scheme == "post":
+
+        def rhs(_t, y):
+            counted()
+            return equiangular_rate(y, beta, n, normalization)
+
+        y0 = [gamma0]
+    else:
+
+        def rhs(_t, y):
+            counted()
+            return np.array(
+                equiangular_field(y[0], y[1], beta, n, scheme, normalization)
+            )
+
+        y0 = [gamma0, radius0, 0.0]
     sol = integrate.solve_ivp(
         rhs,
         (0.0, float(t[-1])),
-        [gamma0],
+        y0,
         method="DOP853",
         t_eval=t,
         rtol=1e-12,
         atol=1e-14,
     )
     if not sol.success:
+        start = f"gamma0={gamma0:g}" + (
+            "" if scheme == "post" else f", radius0={radius0:g}"
+        )
         raise ValueError(
             f"the equiangular ODE could not be solved for beta={beta:g}, n={n}, "
-            f"gamma0={gamma0:g}: {sol.message}"
+            f"{start}: {sol.message}"
         )
-    return sol.y[0]
+    if scheme == "post":
+        return sol.y[0], radius0 * one, t.astype(np.float64, copy=True)
+    return sol.y[0], sol.y[1], sol.y[2]
 
 
 def equiangular_time_to(

@@ -43,9 +43,8 @@ from ._deprecation import moved_arguments, warn_moved
 from ._lazy import optimize, special
 from ._special import ive, spectral_norm
 from ._results import Trajectory, trajectory
-from ._control import Backtracking
-from ._stepping import drive
-from ._stepping import MAX_STEPS
+from ._control import Backtracking, Fixed
+from ._stepping import MAX_STEPS, drive
 from ._validation import (
     as_weights,
     as_member_param,
@@ -277,42 +276,53 @@ def energy_flow(
     st.update(t_acc=np.zeros(B), tau=np.full(B, tau), n_rej=0)
 
     def advance(st, _h, m):
-        X, W, DX, E = st["X"], st["W"], st["DX"], st["E"]
+        """``m`` Euler steps of size ``tau`` (``step_control="fixed"``)."""
+        X, W, DX = st["X"], st["W"], st["DX"]
         for _ in range(m):
             F = field(X, W, DX)
-            if step_control == "fixed":
-                t = np.full(B, tau)
-                X = step(X, F, t)
-                W, DX = kernel(X, D, s)
-                E = None  # evaluated where it is recorded
-            else:
-                wmax = escale * W.max(axis=(-1, -2)) if metric == "wasserstein" else 1.0
-                t = np.minimum(tau, c / (wmax * norm))
-                Y = step(X, F, t)
-                Wy, DXy = kernel(Y, D, s)
-                Ey = energies(Wy, escale)
-                bad = np.flatnonzero(sign * (Ey - E) < -1e-13 * np.abs(E))
-
-                def retry(bad, t):
-                    st["n_rej"] += bad.size
-                    Yb = step(X[bad], F[bad], t[bad])
-                    Wb, DXb = kernel(Yb, D[bad], s[bad])
-                    Eb = energies(Wb, escale[bad])
-                    Y[bad], Wy[bad], DXy[bad], Ey[bad] = Yb, Wb, DXb, Eb
-                    return bad[sign * (Eb - E[bad]) < -1e-13 * np.abs(E[bad])]
-
-                bad = control.retry_members(retry, t, bad)
-                if bad.size:  # still no decrease: keep those members (step of size 0)
-                    st["n_rej"] += bad.size
-                    t[bad] = 0.0
-                    Y[bad], Wy[bad], DXy[bad], Ey[bad] = X[bad], W[bad], DX[bad], E[bad]
-                X, W, DX, E = Y, Wy, DXy, Ey
+            t = np.full(B, tau)
+            X = step(X, F, t)
+            W, DX = kernel(X, D, s)
             st["tau"] = t
             st["t_acc"] = st["t_acc"] + t
-        st.update(X=X, W=W, DX=DX, E=E)
+        st.update(X=X, W=W, DX=DX, E=None)  # E is evaluated where it is recorded
         return st
 
-    control = Backtracking(tau, max_tries=max_halvings)  # a rising energy: halve
+    def stable_bound(st):
+        """The stable step of each member, ``c / (max W ||D||_2)``, and the field."""
+        F = field(st["X"], st["W"], st["DX"])
+        wmax = escale * st["W"].max(axis=(-1, -2)) if metric == "wasserstein" else 1.0
+        return c / (wmax * norm), F
+
+    def trial(st, handed):
+        """Try the members ``handed.members`` (all: ``None``) at their steps and
+        return those whose energy moved the wrong way; with ``handed.end = None``,
+        keep the members still rejected where they were and accept the rest."""
+        X, W, DX, E, F = st["X"], st["W"], st["DX"], st["E"], handed.aux
+        t, bad = handed.h, handed.members
+        if handed.end is None:  # accept: a rejected member takes a step of size 0
+            Y, Wy, DXy, Ey = st["trial"]
+            if bad.size:
+                st["n_rej"] += bad.size
+                t[bad] = 0.0
+                Y[bad], Wy[bad], DXy[bad], Ey[bad] = X[bad], W[bad], DX[bad], E[bad]
+            st.update(X=Y, W=Wy, DX=DXy, E=Ey, tau=t, t_acc=st["t_acc"] + t)
+            del st["trial"]
+            return st
+        if bad is None:  # every member
+            Y = step(X, F, t)
+            Wy, DXy = kernel(Y, D, s)
+            Ey = energies(Wy, escale)
+            st["trial"] = (Y, Wy, DXy, Ey)
+            return np.flatnonzero(sign * (Ey - E) < -1e-13 * np.abs(E))
+        st["n_rej"] += bad.size
+        Y, Wy, DXy, Ey = st["trial"]
+        Yb = step(X[bad], F[bad], t[bad])
+        Wb, DXb = kernel(Yb, D[bad], s[bad])
+        Eb = energies(Wb, escale[bad])
+        Y[bad], Wy[bad], DXy[bad], Ey[bad] = Yb, Wb, DXb, Eb
+        return bad[sign * (Eb - E[bad]) < -1e-13 * np.abs(E[bad])]
+
     rec_E: list[np.ndarray] = []
     rec_t: list[np.ndarray] = []
 
@@ -326,17 +336,30 @@ def energy_flow(
     recorded = np.unique(
         np.concatenate([np.arange(0, steps + 1, record_every), [steps]])
     )
-    st, _, _ = drive(
-        advance,
-        st,
-        recorded.astype(np.float64),
-        dt=1.0,
-        observe=observe,
-        max_steps=None,
-        what="energy_flow",
-        progress=progress,
-        desc="energy flow",
-    )
+    if step_control == "fixed":
+        st = drive(
+            advance,
+            st,
+            recorded.astype(np.float64),
+            control=Fixed(1.0),
+            observe=observe,
+            max_steps=None,
+            progress=progress,
+            name="energy_flow",
+        ).state
+    else:
+        st = drive(
+            trial,
+            st,
+            recorded.astype(np.float64),
+            # a rising energy: halve the member's step, up to max_halvings times
+            control=Backtracking(tau, max_tries=max_halvings),
+            bound=stable_bound,
+            observe=observe,
+            max_steps=None,
+            progress=progress,
+            name="energy_flow",
+        ).state
     X, tau_used = st["X"], st["tau"]
     energies_ = np.stack(rec_E)
     times = np.stack(rec_t)
@@ -477,44 +500,35 @@ def density_mirror_descent(
     Ks, _ = kern.attention_weights(kern.logits(points, 1.0, D), "usa", shift=s)
     q = np.empty(steps + 1)  # shifted energies w^T Ks w (> 0)
     q[0] = w @ Ks @ w
-    control = Backtracking(eta)  # overshoot: halve the step; then let it grow back
 
-    def mirror_step(st):
-        w, q_old, eta_k = st
+    def mirror_step(st, handed):
+        """The mirror step of size ``handed.h`` from ``st = (w, q)``, or ``None``
+        when it moves the energy the wrong way (the driver then halves it)."""
+        w, q_old = st
+        eta_k = handed.h
         Kw = Ks @ w  # the gradient is 2 e^s Kw
-
-        def trial(eta_k):
-            # 2 eta_k e^s, saturated at the float64 maximum (eta_k may underflow)
-            log_step = np.log(2.0 * eta_k) + s if eta_k > 0 else -np.inf
-            step = float(np.exp(min(log_step, log_max(np.float64))))
-            z = (sgn * step) * (Kw - (Kw.max() if sgn > 0 else Kw.min()))
-            w_new = w * np.exp(z)
-            w_new /= w_new.sum()
-            q_new = w_new @ Ks @ w_new
-            return (w_new, q_new) if sgn * (q_new - q_old) >= -1e-14 * q_old else None
-
-        new, eta_k = control.attempt(trial, eta_k)
-        w_new, q_new = (w, q_old) if new is None else new
-        return w_new, q_new, control.grow(eta_k)
-
-    def advance(st, _h, m):
-        for _ in range(m):  # the driver asks for one step per recorded energy
-            st = mirror_step(st)
-        return st
+        # 2 eta_k e^s, saturated at the float64 maximum (eta_k may underflow)
+        log_step = np.log(2.0 * eta_k) + s if eta_k > 0 else -np.inf
+        step = float(np.exp(min(log_step, log_max(np.float64))))
+        z = (sgn * step) * (Kw - (Kw.max() if sgn > 0 else Kw.min()))
+        w_new = w * np.exp(z)
+        w_new /= w_new.sum()
+        q_new = w_new @ Ks @ w_new
+        return (w_new, q_new) if sgn * (q_new - q_old) >= -1e-14 * q_old else None
 
     def observe(k, st):
         q[k] = st[1]
 
-    (w, _, _), _, _ = drive(
-        advance,
-        (w, q[0], eta),
+    w, _ = drive(
+        mirror_step,
+        (w, q[0]),
         np.arange(steps + 1, dtype=np.float64),  # one output per step
-        dt=1.0,
+        # overshoot: halve the step; then let it grow back towards eta
+        control=Backtracking(eta),
         observe=observe,
         max_steps=None,  # the number of steps is an argument
-        what="density_mirror_descent",
-        desc="mirror descent",
-    )
+        name="density_mirror_descent",
+    ).state
     log_energies = check_finite_result(
         s + np.log(q),
         "the energy of the mirror descent",

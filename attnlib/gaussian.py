@@ -63,7 +63,14 @@ from ._validation import (
 from .attention import Model
 from ._control import Adaptive
 from ._results import Trajectory, trajectory
-from ._stepping import MAX_STEPS, drive, output_times, planned_steps, rk_step
+from ._stepping import (
+    MAX_STEPS,
+    Outcome,
+    drive,
+    output_times,
+    planned_steps,
+    rk_step,
+)
 
 __all__ = [
     "AffineField",
@@ -466,28 +473,26 @@ def integrate_gaussian(
 
     means, covs = [], []
     st = {"t": 0.0, "blow": False}
-    control = Adaptive(dt, snap=1e-12)  # the relative growth bound rel_step / rate
+    control = Adaptive(dt, snap=1e-12)  # under the relative growth bound
 
-    def advance(y, t, tk):
-        k1 = f_packed(y)
+    def growth_bound(y):
+        k1 = f_packed(y)  # the field at the state, reused by the step
         (alpha, L), (k1a, k1L) = unpack(y), unpack(k1)
         scale = np.sqrt(np.sum(alpha**2) + np.sum(L**2)) + 1e-300
         rate = np.sqrt(np.sum(k1a**2) + np.sum(k1L**2)) / scale
-        h = control.step(t, tk, rel_step / rate if rate > 0 else np.inf)
-        if t + h == t:  # growth too fast for float64 time: blow-up at t
-            st["blow"] = True
-            return y, t, True
-        y_new = rk_step(f_packed, y, h, "rk4", k1=k1)
+        return (rel_step / rate if rate > 0 else np.inf), k1
+
+    def advance(y, step):
+        y_new = rk_step(f_packed, y, step.h, "rk4", k1=step.aux)
         if not np.all(np.isfinite(y_new)):  # overflow: stop at the last finite state
             st["blow"] = True
-            return y, t, True
+            return y, step.t, True
         y = y_new
-        t = tk if h == tk - t else t + h
-        st["t"] = t
+        st["t"] = step.end
         alpha, L = unpack(y)
         if float(np.sum(L**2)) > max_trace:
             st["blow"] = True
-        return y, t, st["blow"]
+        return y, step.end, st["blow"]
 
     def observe(_k, y):
         alpha, L = unpack(y)
@@ -495,19 +500,25 @@ def integrate_gaussian(
         means.append(alpha.copy())
         covs.append(0.5 * (S + S.T))
 
-    y, n_steps, _ = drive(
+    run = drive(
         advance,
         np.concatenate([alpha, L.ravel()]),
         times,
-        dt=dt,
-        adaptive=True,
+        control=control,
+        bound=growth_bound,
         observe=observe,
         max_steps=max_steps,
-        what="integrate_gaussian",
-        steps_hint="increase rel_step, dt or max_steps",
         progress=progress,
-        desc="gaussian",
+        name="integrate_gaussian",
+        advice={
+            Outcome.BUDGET_EXHAUSTED: "increase rel_step, dt or max_steps",
+            # growth too fast for the float64 time: the blow-up, at t
+            Outcome.STEP_TOO_SMALL: None,
+        },
     )
+    y, n_steps = run.state, run.n_steps
+    if run.outcome is Outcome.STEP_TOO_SMALL:
+        st["blow"] = True
     alpha, L = unpack(y)
     alpha, L = alpha.copy(), L.copy()
     t, blow = st["t"], st["blow"]

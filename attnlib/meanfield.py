@@ -19,7 +19,14 @@ from ._special import ive
 
 from ._control import Adaptive
 from ._results import Trajectory, trajectory
-from ._stepping import MAX_STEPS, drive, output_times, planned_steps, rk_step
+from ._stepping import (
+    MAX_STEPS,
+    Outcome,
+    drive,
+    output_times,
+    planned_steps,
+    rk_step,
+)
 from ._validation import (
     NORMALIZATIONS,
     USA_HINT,
@@ -302,42 +309,39 @@ def mean_field(
     dens = np.empty((times.size, M))
     res = np.empty(times.size)
     high = ak > M // 3
-    control = Adaptive(dt)  # the CFL condition
+    # the CFL condition; an output time within 1e-14 (relative) is reached
+    control = Adaptive(dt, reach=1e-14)
 
-    def advance(rhat, t, tk):
-        k1, v = rhs(rhat)
-        h = control.step(t, tk, cfl * dx / max(float(np.max(np.abs(v))), 1e-300))
-        if t + h == t:  # the step no longer advances the float64 time
-            check_steps(
-                np.inf,
-                max_steps,
-                what=f"mean_field (the CFL step is {h:.3g} at t = {t:g}, too small "
-                f"to advance t; output time {tk:g})",
-                hint="increase max_steps or dt, or use a smaller beta",
-            )
-        rhat = rk_step(lambda r: rhs(r)[0], rhat, h, "rk4", k1=k1)
-        if not np.all(np.isfinite(rhat)):
-            raise FloatingPointError(f"the density became non-finite before t={tk:g}")
-        return rhat, t + h, False
+    def cfl_bound(rhat):
+        k1, v = rhs(rhat)  # the field at the state, reused by the step
+        return cfl * dx / max(float(np.max(np.abs(v))), 1e-300), k1
+
+    def advance(rhat, step):
+        rhat = rk_step(lambda r: rhs(r)[0], rhat, step.h, "rk4", k1=step.aux)
+        return rhat, step.end, False
 
     def observe(i, rhat):
         dens[i] = np.fft.ifft(rhat).real
         res[i] = float(np.max(np.abs(rhat[high])) / abs(rhat[0]))
 
-    _, n_steps, _ = drive(
+    run = drive(
         advance,
         rhat,
         times,
-        dt=dt,
-        adaptive=True,
-        reached=lambda t, tk: tk - t <= 1e-14 * max(1.0, tk),
+        control=control,
+        bound=cfl_bound,
         observe=observe,
+        finite=lambda rhat: bool(np.all(np.isfinite(rhat))),
         max_steps=max_steps,
-        what="mean_field",
-        steps_hint="increase max_steps, dt or cfl, or use a smaller beta",
         progress=progress,
-        desc="mean field",
+        name="mean_field",
+        advice={
+            Outcome.BUDGET_EXHAUSTED: "increase max_steps, dt or cfl, or use a "
+            "smaller beta",
+            Outcome.STEP_TOO_SMALL: "increase max_steps or dt, or use a smaller beta",
+        },
     )
+    n_steps = run.n_steps
     mass = dens.mean(axis=1) * TWO_PI
     return trajectory(
         series=("mass", "resolution"),

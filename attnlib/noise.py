@@ -57,7 +57,8 @@ from ._validation import (
     check_rng,
     exp_scale,
 )
-from ._stepping import MAX_STEPS, check_observables, drive, output_times
+from ._control import Fixed
+from ._stepping import MAX_STEPS, Outcome, check_observables, drive, output_times
 from .integrate import Dynamics, Trajectory
 
 __all__ = [
@@ -237,15 +238,16 @@ def simulate_noisy(
         for name, fn in obs.items():
             rec[name].append(np.asarray(fn(X)))
 
-    X, n_steps, _ = drive(
+    run = drive(
         advance,
         X,
         times,
-        dt=dt,
+        control=Fixed(dt),
         observe=observe,
         max_steps=max_steps,
-        what="simulate_noisy",
-        steps_hint="increase dt or max_steps",
+        name="simulate_noisy",
+        advice={Outcome.BUDGET_EXHAUSTED: "increase dt or max_steps"},
     )
+    X, n_steps = run.state, run.n_steps
     out = MappingProxyType({k: np.stack(v) for k, v in rec.items()})
     return Trajectory(times, states, out, X, "euler-maruyama", n_steps, dt)

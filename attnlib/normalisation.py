@@ -64,10 +64,9 @@ from ._validation import (
     check_choice,
     check_int,
     check_real,
-    log_max,
 )
 from .attention import Model
-from ._special import equiangular_rate
+from .equiangular import equiangular_field, equiangular_weights, solve_equiangular
 from ._stepping import output_times
 from .integrate import Trajectory
 from ._results import trajectory
@@ -220,20 +219,6 @@ def sphere_clock(times: Any, radii: Any, *, speed: Any = None) -> np.ndarray:
     return np.concatenate([np.zeros_like(rate[:1]), np.cumsum(steps, axis=0)])
 
 
-def _weights(gamma, beta, n, normalization):
-    if normalization == "sa":
-        w = np.exp(-beta * (1.0 - gamma))
-        a = 1.0 / (1.0 + (n - 1) * w)
-        return a, w * a
-    top = beta * max(1.0, float(np.max(gamma)))
-    if top > log_max(np.float64):
-        raise ValueError(
-            f"the USA weights carry e^beta = e^{beta:g}, beyond float64; use "
-            "normalization='sa' or a smaller beta"
-        )
-    return np.exp(beta) / n, np.exp(beta * gamma) / n
-
-
 def equiangular_scheme_rhs(
     gamma: Any,
     radius: Any,
@@ -266,22 +251,7 @@ def equiangular_scheme_rhs(
             f"gamma and radius must broadcast together, got shapes {g.shape} and "
             f"{r.shape}"
         ) from None
-    return _scheme_rhs(g, r, beta, n, scheme, normalization)
-
-
-def _scheme_rhs(g, r, beta, n, scheme, normalization):
-    """:func:`equiangular_scheme_rhs` on checked arguments (the ODE's field)."""
-    a, b = _weights(g, beta, n, normalization)
-    # the equiangular rate: 2 b (1-g)(1+(n-1)g)
-    flow = equiangular_rate(g, beta, n, normalization)
-    if scheme == "post":
-        return flow, np.zeros_like(flow), np.ones_like(flow)
-    if scheme == "pre":
-        m = np.ones_like(flow)
-    else:
-        m2 = a * a + 2 * (n - 1) * a * b * g + (n - 1) * b * b * (1 + (n - 2) * g)
-        m = np.sqrt(m2)
-    return flow / (r * m), (a + (n - 1) * b * g) / m, 1.0 / (r * m)
+    return equiangular_field(g, r, beta, n, scheme, normalization)
 
 
 #: The result of :func:`equiangular_scheme` is an :class:`attnlib.Trajectory` (the
@@ -298,6 +268,7 @@ def equiangular_scheme(
     normalization: str = "sa",
     gamma0: float = 0.0,
     radius0: float = 1.0,
+    max_steps: int = 100_000,
 ) -> Trajectory:
     r"""Solve the equiangular ODE of a normalisation scheme (DOP853, ``rtol=1e-12``).
 
@@ -312,6 +283,9 @@ def equiangular_scheme(
         Initial inner product in ``[-1/(n-1), 1)``.
     radius0 : float
         Initial norm of the tokens (``> 0``).
+    max_steps : int
+        Cap on the number of DOP853 steps, as in :func:`attnlib.equiangular_gamma`
+        (the one solver of both, :func:`attnlib.equiangular.solve_equiangular`).
 
     Returns
     -------
@@ -335,31 +309,22 @@ def equiangular_scheme(
     t = output_times(times)
     gamma0 = check_real(gamma0, "gamma0", low=-1.0, high=1.0)
     radius0 = check_real(radius0, "radius0", low=0.0, strict_low=True)
+    max_steps = check_int(max_steps, "max_steps", low=1)
     equiangular_scheme_rhs(
         gamma0, radius0, beta=beta, n=n, scheme=scheme, normalization=normalization
     )
-    if t[-1] == 0.0:  # every output time is the initial one
-        one = np.ones(t.shape)
-        return _scheme_result(t, gamma0 * one, radius0 * one, 0.0 * one, scheme)
-
-    def rhs(_t, y):
-        return np.array(_scheme_rhs(y[0], y[1], beta, n, scheme, normalization))
-
-    sol = integrate.solve_ivp(
-        rhs,
-        (0.0, float(t[-1])),
-        [gamma0, radius0, 0.0],
-        method="DOP853",
-        t_eval=t,
-        rtol=1e-12,
-        atol=1e-14,
+    gamma, radius, clock = solve_equiangular(
+        t,
+        beta=beta,
+        n=n,
+        normalization=normalization,
+        scheme=scheme,
+        gamma0=gamma0,
+        radius0=radius0,
+        max_steps=max_steps,
+        name="equiangular_scheme",
     )
-    if not sol.success:
-        raise ValueError(
-            f"the equiangular ODE could not be solved for beta={beta:g}, n={n}, "
-            f"gamma0={gamma0:g}, radius0={radius0:g}: {sol.message}"
-        )
-    return _scheme_result(t, sol.y[0], sol.y[1], sol.y[2], scheme)
+    return _scheme_result(t, gamma, radius, clock, scheme)
 
 
 def _scheme_result(t, gamma, radius, clock, scheme) -> Trajectory:
@@ -412,7 +377,7 @@ def scheme_time_to(
 
     def rhs(_s, y):
         g = y[0]
-        a, b = _weights(g, beta, n, normalization)
+        a, b = equiangular_weights(g, beta, n, normalization)
         m = 1.0
         if scheme == "peri":
             m = np.sqrt(

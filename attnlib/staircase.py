@@ -40,6 +40,7 @@ from ._deprecation import moved_arguments
 from ._lazy import integrate
 
 from ._results import Trajectory, trajectory
+from ._control import Adaptive
 from ._stepping import drive
 from ._validation import as_finite, check_real
 
@@ -258,10 +259,11 @@ def merge_flow(
     record([th], [t])
     log_float_max = float(np.log(np.finfo(float).max))
 
-    def advance(_state, t_now, _t_max):
-        """One segment of the path: to the next merge (merged, then go on), or to
-        ``t_max`` or the end of the longest path (stop)."""
+    def advance(_state, step):
+        """One segment of the path from ``step.t``: to the next merge (merged, then
+        go on), or to ``t_max`` or the end of the longest path (stop)."""
         nonlocal th, t
+        t_now = step.t
         k = th.size
         if k == 1:  # one cluster left: nothing moves
             return None, t_now, True
@@ -331,15 +333,14 @@ def merge_flow(
         return None, t, True
 
     # the driver's adaptive loop, one segment per step, up to t_max (or inf)
-    _, n_segments, _ = drive(
+    n_segments = drive(
         advance,
         None,
         np.array([t_max]),
-        dt=np.inf,
-        adaptive=True,
+        control=Adaptive(np.inf),  # a segment ends at an event, not at a step size
         max_steps=None,  # each segment but the last merges two clusters
-        what="merge_flow",
-    )
+        name="merge_flow",
+    ).n_steps
     final = np.mod(th, TWO_PI)
     return trajectory(
         series=("energy", "clusters"),
