@@ -57,8 +57,9 @@ MISTAKES = [
         "name": "reference configuration without the 1/sqrt(d_k) scaling (beta = 1)",
         "replace": [
             (
-                "model_ref = Model(beta=BETA_REF, Q=Q_REF, K=K_REF, geometry=\"euclidean\")",
-                "model_ref = Model(Q=Q_REF, K=K_REF, geometry=\"euclidean\")",
+                "model_ref = Model(beta=BETA_REF, Q=Q_REF, K=K_REF,"
+                ' geometry="euclidean")',
+                'model_ref = Model(Q=Q_REF, K=K_REF, geometry="euclidean")',
             ),
             ("A_ref = BETA_REF * K_REF.T @ Q_REF", "A_ref = K_REF.T @ Q_REF"),
         ],
