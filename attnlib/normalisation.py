@@ -285,7 +285,7 @@ def equiangular_scheme(
         Initial norm of the tokens (``> 0``).
     max_steps : int
         Cap on the number of DOP853 steps, as in :func:`attnlib.equiangular_gamma`
-        (the one solver of both, :func:`attnlib.equiangular.solve_equiangular`).
+        (the one solver of both, ``attnlib.equiangular.solve_equiangular``).
 
     Returns
     -------
