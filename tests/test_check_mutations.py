@@ -245,11 +245,12 @@ def test_mod_check_frozen_fails_with_a_wrong_beta(beta):
 @pytest.mark.parametrize(
     "old,new,failing",
     [
-        # a guaranteed rate above the true one (rate 1): the bound breaks
+        # a guaranteed rate above the true one (rate 1): the bound on the rescaled
+        # tokens breaks
         (
             "lam_ind = np.exp(-2.0) * (X_ind @ w_unit).min()",
             "lam_ind = 1.2 + 0 * (X_ind @ w_unit).min()",
-            "assert np.all(diam_ind <= D0_ind",
+            "assert np.all(z_diam_ind <= D0_ind",
         ),
         # another dynamics (V = I / 2): the tokens still cluster, at rate 1/2
         (
