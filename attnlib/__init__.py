@@ -5,12 +5,15 @@ The numerical library of the book *The Mathematics of Transformers*. Arrays have
 for an ensemble. One engine under thin models: the attention field is computed in
 one place (:mod:`attnlib._kernel`) and time is stepped by one driver
 (:mod:`attnlib._stepping`); :class:`Model`, the ensembles and phase diagrams, the
-energy flows and the measure field are layers over them. The core (this namespace)
-and the topic modules :mod:`attnlib.clustering`, :mod:`attnlib.gaussian`,
-:mod:`attnlib.circle`, :mod:`attnlib.extremisers` and :mod:`attnlib.frontiers`
-import only numpy (scipy and tqdm on first use, so that the import is fast); the
-sympy derivations live in :mod:`attnlib.symbolic`, plotting in :mod:`attnlib.viz` and
-widgets in :mod:`attnlib.widgets`, none of which is imported here.
+energy flows and the measure field are layers over them. The attention variants of the
+modelling chapter (:data:`VARIANTS`, :func:`variant_model`, ...) are here too. Each
+later chapter's model is a topic package whose ``__init__`` says what is where:
+:mod:`attnlib.clustering`, :mod:`attnlib.gaussian`, :mod:`attnlib.circle`,
+:mod:`attnlib.extremisers` and :mod:`attnlib.frontiers`. The core and the topic
+packages import only numpy (scipy and tqdm on first use, so that the import is
+fast); the sympy derivations live in :mod:`attnlib.symbolic`, plotting in
+:mod:`attnlib.viz` and widgets in :mod:`attnlib.widgets`, none of which is imported
+here.
 """
 
 from .attention import (
@@ -44,7 +47,19 @@ from .integrate import METHODS, Trajectory, glpr_usa_step, simulate
 from .metrics import all_within, cluster_count, cluster_labels, gram, pair_fraction
 from .sphere import orthonormal_frame, project, retract, sample_sphere
 
+from ._variants import (
+    VARIANTS,
+    usa_clock,
+    variant_field,
+    variant_model,
+    variant_trajectory,
+)
+from ._moved import install as _install_moved
+
 from ._version import __version__ as __version__
+
+# the module paths of earlier releases (attnlib.angles, attnlib.scenarios, ...)
+_MOVED = _install_moved()
 
 __all__ = [
     "KERNELS",
@@ -86,4 +101,16 @@ __all__ = [
     "sinkhorn",
     "Sphere",
     "velocity",
+    # the attention variants of the modelling chapter
+    "VARIANTS",
+    "variant_model",
+    "usa_clock",
+    "variant_field",
+    "variant_trajectory",
 ]
+
+
+def __getattr__(name: str):
+    if name in _MOVED:  # attnlib.angles etc.: its names warn, not the module
+        return _MOVED[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,7 +21,7 @@ from ..circle import (
 )
 from .._deprecation import moved_arguments
 from .._validation import fixed_seed
-from ..scenarios import particle_run
+from ..circle import particle_run
 
 __all__ = [
     "draw_circle",

@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.animation import FuncAnimation
 
-from ..hardmax import hardmax_weights
+from ..frontiers import hardmax_weights
 
 __all__ = [
     "SCHEME_COLORS",

@@ -9,11 +9,13 @@ import numpy as np
 from matplotlib.animation import FuncAnimation
 
 from ..gaussian import (
+    CloudScenario,
+    cloud_scenario,
     condition_number,
     disc_coordinates,
     effective_rank,
+    ellipse_points,
 )
-from ..scenarios import CloudScenario, cloud_scenario, ellipse_points
 
 __all__ = [
     "ellipse_points",

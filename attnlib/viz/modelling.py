@@ -20,7 +20,7 @@ from matplotlib.animation import FuncAnimation
 from .._deprecation import moved_arguments
 from .._validation import as_states
 from ..integrate import Trajectory
-from ..scenarios import (
+from .. import (
     VARIANTS,
     usa_clock,
     variant_field,

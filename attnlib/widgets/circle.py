@@ -20,7 +20,7 @@ import numpy as np
 
 from .._deprecation import moved_arguments
 from .._validation import check_int, check_real, fixed_seed
-from ..scenarios import density_run, particle_run
+from ..circle import density_run, particle_run
 from ..viz.circle import draw_density, draw_particles
 from ._static import Axis, Explorer, StaticSpec, every, show
 

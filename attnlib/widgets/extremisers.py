@@ -14,13 +14,16 @@ from ..metrics import cluster_count
 from ..sphere import sample_sphere
 from ..viz.extremisers import plot_circle_configuration, plot_sphere_configuration
 from ._static import Axis, Explorer, StaticSpec, show
-from ..scenarios import EXTREMISER_PRESETS, extremiser_run, interaction_matrix
+from .._moved import retired
+from ..extremisers import PRESETS as _PRESETS
+from ..extremisers import extremiser_run
 
-__all__ = ["PRESETS", "interaction_matrix", "extremiser_widget"]
+__all__ = ["extremiser_widget"]
 
-#: name -> (dimension, function of lambda giving D):
-#: :data:`attnlib.scenarios.EXTREMISER_PRESETS`.
-PRESETS = EXTREMISER_PRESETS
+__getattr__ = retired(
+    __name__,
+    {n: f"attnlib.extremisers.{n}" for n in ("PRESETS", "interaction_matrix")},
+)
 
 
 @moved_arguments((), renamed={"seed": "rng"})
@@ -46,7 +49,7 @@ def extremiser_widget(
     """
     controls = {
         "preset": widgets.Dropdown(
-            options=list(PRESETS), value=preset, description="D"
+            options=list(_PRESETS), value=preset, description="D"
         ),
         "lam": widgets.FloatSlider(
             value=lam,
@@ -71,7 +74,7 @@ def extremiser_widget(
     def redraw(*_):
         name = controls["preset"].value
         lam_v = controls["lam"].value
-        d = PRESETS[name][0]
+        d = _PRESETS[name][0]
         D, res = extremiser_run(
             name,
             lam_v,
@@ -116,7 +119,7 @@ def extremiser_widget(
         StaticSpec(
             fig,
             [
-                Axis("D", controls["preset"], list(PRESETS)),
+                Axis("D", controls["preset"], list(_PRESETS)),
                 Axis(
                     "λ",
                     controls["lam"],

@@ -20,16 +20,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from .._validation import check_int, check_real
-from ..causal import retention_profile
-from ..viz.frontiers import draw_causal, draw_hardmax, draw_schemes
-from ._static import Axis, Explorer, StaticSpec, show
-from ..scenarios import (
+from ..frontiers import (
     causal_run,
     four_clusters,
+    retention_profile,
     scheme_solutions,
     temperature_runs,
     voronoi_tokens,
 )
+from ..viz.frontiers import draw_causal, draw_hardmax, draw_schemes
+from ._static import Axis, Explorer, StaticSpec, show
 
 __all__ = [
     "SchemeExplorer",

@@ -12,22 +12,23 @@ import numpy as np
 
 from .._deprecation import moved_arguments
 from .._validation import check_int
-from ..scenarios import (
+from .._moved import retired
+from ..gaussian import (
     ALPHA0,
-    GAUSSIAN_PRESETS,
+    PRESETS as _PRESETS,
     KERNEL_CHOICES,
     SIGMA0,
     cloud_scenario,
-    preset_model,
+    preset_model as _preset_model,
 )
 from ..viz.gaussian import draw_cloud
 from ._static import Axis, Explorer, StaticSpec, every, show
 
-__all__ = ["PRESETS", "preset_model", "gaussian_widget"]
+__all__ = ["gaussian_widget"]
 
-#: name -> (Q, K, V) of the widget's presets:
-#: :data:`attnlib.scenarios.GAUSSIAN_PRESETS`.
-PRESETS = GAUSSIAN_PRESETS
+__getattr__ = retired(
+    __name__, {n: f"attnlib.gaussian.{n}" for n in ("PRESETS", "preset_model")}
+)
 
 
 @moved_arguments((), renamed={"seed": "rng"})
@@ -59,11 +60,11 @@ def gaussian_widget(
         With the controls ``"preset"``, ``"kernel"``,
         ``"seed"`` and ``"frame"``, and the attributes ``ax``, ``scenario()`` (the
         current run, an :class:`attnlib.Trajectory`; see
-        :func:`attnlib.scenarios.cloud_scenario`), ``time_readout`` (the live
+        :func:`attnlib.gaussian.cloud_scenario`), ``time_readout`` (the live
         readout "t = ...") and ``frame_times()`` (the times of the runs drawn, by
         preset, seed and kernel).
     """
-    w_preset = W.Dropdown(options=list(PRESETS), value=preset, description="Q, K, V")
+    w_preset = W.Dropdown(options=list(_PRESETS), value=preset, description="Q, K, V")
     w_kernel = W.Dropdown(
         options=list(KERNEL_CHOICES), value=kernel, description="kernel"
     )
@@ -81,7 +82,7 @@ def gaussian_widget(
         """The run of the current preset, seed and kernel (computed once)."""
         key = (w_preset.value, w_seed.value, w_kernel.value)
         if state.get("key") != key:
-            model = preset_model(key[0], rng=key[1], kernel=key[2])
+            model = _preset_model(key[0], rng=key[1], kernel=key[2])
             sc = cloud_scenario(
                 model, ALPHA0, SIGMA0, n=n, rng=key[1], t_max=t_max, frames=frames
             )
@@ -134,7 +135,7 @@ def gaussian_widget(
         StaticSpec(
             fig,
             [
-                Axis("Q, K, V", w_preset, list(PRESETS)),
+                Axis("Q, K, V", w_preset, list(_PRESETS)),
                 Axis("kernel", w_kernel, list(KERNEL_CHOICES)),
                 Axis("frame", w_frame, every(list(range(frames)), 3), fmt=str),
             ],

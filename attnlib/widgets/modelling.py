@@ -20,7 +20,7 @@ from IPython import get_ipython
 from .._deprecation import moved_arguments
 from .._validation import check_int, check_real, fixed_seed
 from ..sphere import sample_sphere
-from ..scenarios import VARIANTS, variant_trajectory
+from .. import VARIANTS, variant_trajectory
 from ..viz.modelling import draw_sphere, token_colors
 from ._static import Axis, Explorer, StaticSpec, every, show
 
@@ -123,7 +123,7 @@ def sphere_explorer(
         first ``n`` of one fixed uniform sample of ``n_max`` points (drawn from
         ``rng``, a seed or a Generator).
     variant : str
-        A key of :data:`attnlib.scenarios.VARIANTS`.
+        A key of :data:`attnlib.VARIANTS`.
     t_final : float
         Final time (USA: on the clock :math:`s = e^\beta t`).
     n_frames : int

@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._stepping import MAX_STEPS, output_times, planned_steps
-from ._deprecation import moved_arguments
-from ._validation import (
+from .._stepping import MAX_STEPS, output_times, planned_steps
+from .._deprecation import moved_arguments
+from .._validation import (
     NORMALIZATIONS,
     as_finite,
     check_bool,
@@ -43,17 +43,17 @@ from ._validation import (
     log_max,
     spawn_seeds,
 )
-from .ensemble import (
+from ._ensemble import (
     can_retire,
     retire_margin,
     run_ensemble,
     simulate_ensemble,
     span_coordinates,
 )
-from .equiangular import equiangular_time_to
-from .metrics import PairFraction
-from .sphere import retract, sample_sphere
-from .sweep import sweep
+from ..equiangular import equiangular_time_to
+from ..metrics import PairFraction
+from ..sphere import retract, sample_sphere
+from ..sweep import sweep
 
 if TYPE_CHECKING:  # concurrent.futures imports logging: only for the annotations
     from concurrent.futures import Executor

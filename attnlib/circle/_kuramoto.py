@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import (
+from .._validation import (
     as_angles,
     as_finite,
     as_member_param,

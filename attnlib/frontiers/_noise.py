@@ -43,11 +43,11 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
-from . import _kernel as kern
-from ._deprecation import moved_arguments
-from ._lazy import special
+from .. import _kernel as kern
+from .._deprecation import moved_arguments
+from .._lazy import special
 
-from ._validation import (
+from .._validation import (
     NORMALIZATIONS,
     as_finite,
     as_member_param,
@@ -57,9 +57,9 @@ from ._validation import (
     check_rng,
     exp_scale,
 )
-from ._control import Fixed
-from ._stepping import MAX_STEPS, Outcome, check_observables, drive, output_times
-from .integrate import Dynamics, Trajectory
+from .._control import Fixed
+from .._stepping import MAX_STEPS, Outcome, check_observables, drive, output_times
+from ..integrate import Dynamics, Trajectory
 
 __all__ = [
     "funk_hecke",

@@ -12,9 +12,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from ._lazy import optimize
-from ._validation import as_states, check_int
-from .sphere import sample_sphere
+from .._lazy import optimize
+from .._validation import as_states, check_int
+from ..sphere import sample_sphere
 
 __all__ = [
     "wendel_probability",

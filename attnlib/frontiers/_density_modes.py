@@ -46,9 +46,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from ._deprecation import moved_arguments
-from ._lazy import optimize
-from ._validation import as_numeric, check_choice, check_int, check_real
+from .._deprecation import moved_arguments
+from .._lazy import optimize
+from .._validation import as_numeric, check_choice, check_int, check_real
 
 __all__ = ["ModeCount", "circle_modes", "line_modes", "count_modes"]
 

@@ -49,10 +49,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _kernel as kern
-from ._deprecation import geometry_of_flag, moved_arguments
-from .attention import Model
-from ._validation import as_heads, as_states, check_bool, check_real
+from .. import _kernel as kern
+from .._deprecation import geometry_of_flag, moved_arguments
+from ..attention import Model
+from .._validation import as_heads, as_states, check_bool, check_real
 
 __all__ = ["hardmax_weights", "Hardmax"]
 

@@ -67,11 +67,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from ._lazy import special
+from .._lazy import special
 
-from . import _kernel
-from .attention import Model
-from ._validation import (
+from .. import _kernel
+from ..attention import Model
+from .._validation import (
     as_finite,
     check_bool,
     check_finite_result,

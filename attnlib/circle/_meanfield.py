@@ -14,12 +14,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from ._deprecation import moved_arguments
-from ._special import ive
+from .._deprecation import moved_arguments
+from .._special import ive
 
-from ._control import Adaptive
-from ._results import Trajectory, trajectory
-from ._stepping import (
+from .._control import Adaptive
+from .._results import Trajectory, trajectory
+from .._stepping import (
     MAX_STEPS,
     Outcome,
     drive,
@@ -27,7 +27,7 @@ from ._stepping import (
     planned_steps,
     rk_step,
 )
-from ._validation import (
+from .._validation import (
     NORMALIZATIONS,
     USA_HINT,
     as_angles,
@@ -41,7 +41,7 @@ from ._validation import (
     check_steps,
     exp_scale,
 )
-from .angles import TWO_PI, bessel_modes, kernel_coefficients
+from ._angles import TWO_PI, bessel_modes, kernel_coefficients
 
 __all__ = [
     "growth_rates",

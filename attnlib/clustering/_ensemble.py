@@ -44,11 +44,11 @@ from typing import Any
 
 import numpy as np
 
-from . import _kernel as kern
-from ._results import Trajectory, trajectory
-from ._control import Fixed
-from ._stepping import MAX_STEPS, Outcome, check_observables, drive, output_times
-from ._validation import (
+from .. import _kernel as kern
+from .._results import Trajectory, trajectory
+from .._control import Fixed
+from .._stepping import MAX_STEPS, Outcome, check_observables, drive, output_times
+from .._validation import (
     NORMALIZATIONS,
     as_beta,
     as_matrix,

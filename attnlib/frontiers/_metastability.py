@@ -36,13 +36,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from ._deprecation import moved_arguments
-from ._lazy import integrate
+from .._deprecation import moved_arguments
+from .._lazy import integrate
 
-from ._results import Trajectory, trajectory
-from ._control import Adaptive
-from ._stepping import drive
-from ._validation import as_finite, check_real
+from .._results import Trajectory, trajectory
+from .._control import Adaptive
+from .._stepping import drive
+from .._validation import as_finite, check_real
 
 __all__ = ["cluster_energy", "MergeFlow", "merge_flow", "weighted_angle_velocity"]
 

@@ -47,17 +47,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from ._deprecation import moved_arguments
-from ._special import ive
+from .._deprecation import moved_arguments
+from .._special import ive
 
-from ._stepping import (
+from .._stepping import (
     MAX_STEPS,
     METHODS,
     check_observables,
     output_times,
     run_explicit,
 )
-from ._validation import (
+from .._validation import (
     NORMALIZATIONS,
     USA_HINT,
     as_angles,
@@ -69,7 +69,7 @@ from ._validation import (
     check_real,
     exp_scale,
 )
-from .integrate import Trajectory
+from ..integrate import Trajectory
 
 __all__ = [
     "to_angles",

@@ -53,10 +53,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from . import _kernel as kern
-from ._lazy import integrate
+from .. import _kernel as kern
+from .._lazy import integrate
 
-from ._validation import (
+from .._validation import (
     NORMALIZATIONS,
     as_finite,
     as_numeric,
@@ -65,11 +65,11 @@ from ._validation import (
     check_int,
     check_real,
 )
-from .attention import Model
-from .equiangular import equiangular_field, equiangular_weights, solve_equiangular
-from ._stepping import output_times
-from .integrate import Trajectory
-from ._results import trajectory
+from ..attention import Model
+from ..equiangular import equiangular_field, equiangular_weights, solve_equiangular
+from .._stepping import output_times
+from ..integrate import Trajectory
+from .._results import trajectory
 
 __all__ = [
     "SCHEMES",
@@ -371,7 +371,7 @@ def scheme_time_to(
         0.0, 1.0, beta=beta, n=n, scheme=scheme, normalization=normalization
     )
     if scheme == "post":
-        from .equiangular import equiangular_time_to
+        from ..equiangular import equiangular_time_to
 
         return equiangular_time_to(level, beta=beta, n=n, normalization=normalization)
 

@@ -38,14 +38,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from . import _kernel as kern
-from ._deprecation import moved_arguments, warn_moved
-from ._lazy import optimize, special
-from ._special import ive, spectral_norm
-from ._results import Trajectory, trajectory
-from ._control import Backtracking, Fixed
-from ._stepping import MAX_STEPS, drive
-from ._validation import (
+from .. import _kernel as kern
+from .._deprecation import moved_arguments, warn_moved
+from .._lazy import optimize, special
+from .._special import ive, spectral_norm
+from .._results import Trajectory, trajectory
+from .._control import Backtracking, Fixed
+from .._stepping import MAX_STEPS, drive
+from .._validation import (
     as_weights,
     as_member_param,
     as_states,
@@ -61,8 +61,8 @@ from ._validation import (
     exp_of_log,
     log_max,
 )
-from .energy import as_interaction
-from .sphere import sample_sphere
+from ..energy import as_interaction
+from ..sphere import sample_sphere
 
 __all__ = [
     "EnergyFlow",

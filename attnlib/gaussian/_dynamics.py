@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import (
+from .._validation import (
     as_matrix,
     as_numeric,
     check_bool,
@@ -60,10 +60,10 @@ from ._validation import (
     check_rng,
     check_steps,
 )
-from .attention import Model
-from ._control import Adaptive
-from ._results import Trajectory, trajectory
-from ._stepping import (
+from ..attention import Model
+from .._control import Adaptive
+from .._results import Trajectory, trajectory
+from .._stepping import (
     MAX_STEPS,
     Outcome,
     drive,

@@ -22,13 +22,16 @@ turns both sums into ``K`` Fourier modes of the empirical measure, so a velocity
 evaluation costs :math:`O(nK)` instead of :math:`O(n^2)`, and the mean-field
 (continuity) equation for a density on the circle can be solved spectrally.
 
-This module gathers the tools of the circle under one name; each lives in the
-module of its idea: the particle model in angles (:mod:`attnlib.angles`), the
-Kuramoto model (:mod:`attnlib.kuramoto`), the mean field and its linear theory
-(:mod:`attnlib.meanfield`), the cluster rule on the circle (:mod:`attnlib.metrics`).
+Where each part lives:
 
-The conventions (shapes of angle arrays, scaled Bessel functions, densities) are those
-of :mod:`attnlib.angles`.
+* :mod:`attnlib.circle._angles` -- the particle model in angles
+  (:class:`CircleModel`, :func:`simulate_angles`) and its conventions (shapes of
+  angle arrays, scaled Bessel functions, densities);
+* :mod:`attnlib.circle._kuramoto` -- the Kuramoto model;
+* :mod:`attnlib.circle._meanfield` -- the mean field and its linear theory;
+* :mod:`attnlib.circle._scenarios` -- the runs the chapter's figures and widgets show
+  (:func:`particle_run`, :func:`density_run`);
+* the cluster rule on the circle, :func:`angle_clusters`, is in :mod:`attnlib.metrics`.
 
 References
 ----------
@@ -40,8 +43,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._deprecation import warn_moved
-from .angles import (
+from .._deprecation import warn_moved
+from ._angles import (
     CircleModel,
     angle_velocity,
     bessel_modes,
@@ -51,9 +54,10 @@ from .angles import (
     to_angles,
     torus_energy,
 )
-from .integrate import Trajectory
-from .kuramoto import Kuramoto, kuramoto_r, lorentzian_frequencies, order_parameter
-from .meanfield import (
+from ..integrate import Trajectory
+from ._kuramoto import Kuramoto, kuramoto_r, lorentzian_frequencies, order_parameter
+from ._scenarios import density_run, particle_run
+from ._meanfield import (
     DensityTrajectory,
     circle_wasserstein,
     dominant_mode,
@@ -62,7 +66,7 @@ from .meanfield import (
     sample_density,
     spaced_state_eigenvalues,
 )
-from .metrics import Clusters, angle_clusters
+from ..metrics import Clusters, angle_clusters
 
 __all__ = [
     "to_angles",
@@ -77,7 +81,6 @@ __all__ = [
     "lorentzian_frequencies",
     "kuramoto_r",
     "simulate_angles",
-    "AngleTrajectory",  # noqa: F822 (deprecated alias, module __getattr__)
     "growth_rates",
     "dominant_mode",
     "spaced_state_eigenvalues",
@@ -87,6 +90,9 @@ __all__ = [
     "DensityTrajectory",
     "sample_density",
     "circle_wasserstein",
+    # the chapter's scenarios
+    "particle_run",
+    "density_run",
 ]
 
 

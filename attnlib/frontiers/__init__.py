@@ -1,29 +1,31 @@
-r"""The frontiers of the theory (the sixth chapter), gathered under one name.
+r"""The frontiers of the theory (the sixth chapter), in one package.
 
-Each tool lives in the module of its idea; this module gathers them, as
-:mod:`attnlib.circle` and :mod:`attnlib.clustering` do for theirs:
+Each tool lives in the submodule of its idea:
 
 * where to put the layer norm: post-, pre- and peri-LN dynamics
   (:class:`NormalisedModel`, the equiangular solutions :func:`equiangular_scheme`
-  and :func:`scheme_time_to`; :mod:`attnlib.normalisation`);
+  and :func:`scheme_time_to`; :mod:`attnlib.frontiers._layernorm`);
 * causal attention with a positional (ALiBi) bias and what the last token retains
-  (:func:`CausalModel`, :func:`retention_profile`; :mod:`attnlib.causal`);
+  (:func:`CausalModel`, :func:`retention_profile`; :mod:`attnlib.frontiers._causal`);
 * the hardmax limit :math:`\beta \to \infty` (:func:`Hardmax`;
-  :mod:`attnlib.hardmax`);
+  :mod:`attnlib.frontiers._hardmax`);
   both build an :class:`attnlib.Model` (``mask="causal"``, ``kernel="hardmax"``);
 * tokens with Brownian noise and the noise threshold (:func:`simulate_noisy`,
-  :func:`noise_threshold`; :mod:`attnlib.noise`);
+  :func:`noise_threshold`; :mod:`attnlib.frontiers._noise`);
 * the modes of a kernel density, how many clusters can form (:func:`circle_modes`,
-  :func:`line_modes`; :mod:`attnlib.modes`);
+  :func:`line_modes`; :mod:`attnlib.frontiers._density_modes`);
 * metastability at large :math:`\beta`, the staircase of merging clusters
-  (:func:`merge_flow`; :mod:`attnlib.staircase`).
+  (:func:`merge_flow`; :mod:`attnlib.frontiers._metastability`);
+* the runs the chapter's figures and widgets show (:func:`scheme_solutions`,
+  :func:`four_clusters`, :func:`causal_run`, :func:`voronoi_tokens`,
+  :func:`temperature_runs`; :mod:`attnlib.frontiers._scenarios`).
 
 Like the core, it imports only numpy (scipy on first use).
 """
 
 from __future__ import annotations
 
-from .causal import (
+from ._causal import (
     CAUSAL_NORMALIZATIONS,
     CausalModel,
     alibi_bias,
@@ -33,16 +35,16 @@ from .causal import (
     retention_linear,
     retention_profile,
 )
-from .hardmax import Hardmax, hardmax_weights
-from .modes import ModeCount, circle_modes, count_modes, line_modes
-from .noise import (
+from ._hardmax import Hardmax, hardmax_weights
+from ._density_modes import ModeCount, circle_modes, count_modes, line_modes
+from ._noise import (
     NoisyTrajectory,
     funk_hecke,
     noise_threshold,
     noisy_rates,
     simulate_noisy,
 )
-from .normalisation import (
+from ._layernorm import (
     SCHEMES,
     EquiangularScheme,
     NormalisedModel,
@@ -51,7 +53,19 @@ from .normalisation import (
     scheme_time_to,
     sphere_clock,
 )
-from .staircase import MergeFlow, cluster_energy, merge_flow, weighted_angle_velocity
+from ._scenarios import (
+    causal_run,
+    four_clusters,
+    scheme_solutions,
+    temperature_runs,
+    voronoi_tokens,
+)
+from ._metastability import (
+    MergeFlow,
+    cluster_energy,
+    merge_flow,
+    weighted_angle_velocity,
+)
 
 __all__ = [
     # layer normalisation
@@ -90,4 +104,10 @@ __all__ = [
     "MergeFlow",
     "merge_flow",
     "weighted_angle_velocity",
+    # the chapter's scenarios
+    "scheme_solutions",
+    "four_clusters",
+    "causal_run",
+    "voronoi_tokens",
+    "temperature_runs",
 ]

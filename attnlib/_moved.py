@@ -1,0 +1,216 @@
+"""The module paths of earlier releases, served for one minor release with a warning.
+
+The topic modules became packages (``attnlib.angles`` is now
+:mod:`attnlib.circle`, ``attnlib.normalisation`` is :mod:`attnlib.frontiers`, ...)
+and :mod:`attnlib.scenarios` was split among them. Each old path is a module
+registered in :data:`sys.modules` by :func:`install`, so that ``import
+attnlib.angles`` and ``from attnlib.angles import simulate_angles`` keep working:
+importing it is silent, and each name read from it gives one
+:class:`DeprecationWarning` naming its new home. The shims are modules without
+files, so that no file of the old layout is left at its old path.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import Any
+
+from ._deprecation import warn_moved
+
+#: old module -> (the package that now holds its names, the old names).
+MOVED_MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "angles": (
+        "circle",
+        (
+            "to_angles",
+            "from_angles",
+            "bessel_modes",
+            "kernel_coefficients",
+            "angle_velocity",
+            "torus_energy",
+            "CircleModel",
+            "simulate_angles",
+        ),
+    ),
+    "kuramoto": (
+        "circle",
+        ("order_parameter", "Kuramoto", "lorentzian_frequencies", "kuramoto_r"),
+    ),
+    "meanfield": (
+        "circle",
+        (
+            "growth_rates",
+            "dominant_mode",
+            "spaced_state_eigenvalues",
+            "mean_field",
+            "DensityTrajectory",
+            "sample_density",
+            "circle_wasserstein",
+        ),
+    ),
+    "ensemble": ("clustering", ("EnsembleResult", "simulate_ensemble")),
+    "phase": (
+        "clustering",
+        (
+            "QKV_KINDS",
+            "VALUE_KINDS",
+            "random_qkv",
+            "phase_transition_curve",
+            "PhaseDiagram",
+            "phase_diagram",
+        ),
+    ),
+    "wendel": (
+        "clustering",
+        (
+            "wendel_probability",
+            "HemisphereEstimate",
+            "hemisphere_probability_mc",
+            "in_hemisphere",
+        ),
+    ),
+    "normalisation": (
+        "frontiers",
+        (
+            "SCHEMES",
+            "NormalisedModel",
+            "sphere_clock",
+            "EquiangularScheme",
+            "equiangular_scheme",
+            "equiangular_scheme_rhs",
+            "scheme_time_to",
+        ),
+    ),
+    "causal": (
+        "frontiers",
+        (
+            "CAUSAL_NORMALIZATIONS",
+            "CausalModel",
+            "alibi_bias",
+            "positional_weights",
+            "renyi_centres",
+            "retention_profile",
+            "retention_linear",
+            "retention_estimate",
+        ),
+    ),
+    "hardmax": ("frontiers", ("hardmax_weights", "Hardmax")),
+    "noise": (
+        "frontiers",
+        (
+            "funk_hecke",
+            "noisy_rates",
+            "noise_threshold",
+            "NoisyTrajectory",
+            "simulate_noisy",
+        ),
+    ),
+    "modes": ("frontiers", ("ModeCount", "circle_modes", "line_modes", "count_modes")),
+    "staircase": (
+        "frontiers",
+        ("cluster_energy", "MergeFlow", "merge_flow", "weighted_angle_velocity"),
+    ),
+}
+
+#: attnlib.scenarios was split: each of its names -> its new home.
+SCENARIOS: dict[str, str] = {
+    **{
+        n: f"attnlib.{n}"
+        for n in (
+            "VARIANTS",
+            "variant_model",
+            "usa_clock",
+            "variant_field",
+            "variant_trajectory",
+        )
+    },
+    **{n: f"attnlib.circle.{n}" for n in ("particle_run", "density_run")},
+    **{
+        n: f"attnlib.gaussian.{n}"
+        for n in (
+            "ALPHA0",
+            "SIGMA0",
+            "KERNEL_CHOICES",
+            "preset_model",
+            "ellipse_points",
+            "CloudScenario",
+            "cloud_scenario",
+        )
+    },
+    "GAUSSIAN_PRESETS": "attnlib.gaussian.PRESETS",
+    "EXTREMISER_PRESETS": "attnlib.extremisers.PRESETS",
+    **{n: f"attnlib.extremisers.{n}" for n in ("interaction_matrix", "extremiser_run")},
+    **{
+        n: f"attnlib.frontiers.{n}"
+        for n in (
+            "scheme_solutions",
+            "four_clusters",
+            "causal_run",
+            "voronoi_tokens",
+            "temperature_runs",
+        )
+    },
+}
+
+
+def _resolve(new: str) -> Any:
+    module, _, name = new.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def shim(old: str, homes: dict[str, str]) -> types.ModuleType:
+    """A module ``old`` whose names (keys of ``homes``) are read, with a warning,
+    from their new homes (the dotted paths of ``homes``)."""
+    module = types.ModuleType(
+        old, f"Deprecated path of earlier releases: its names moved ({__name__})."
+    )
+
+    def __getattr__(name: str) -> Any:
+        if name not in homes:
+            raise AttributeError(f"module {old!r} has no attribute {name!r}")
+        warn_moved(f"{old}.{name}", homes[name])
+        return _resolve(homes[name])
+
+    def __dir__() -> list[str]:
+        return sorted(homes)
+
+    module.__getattr__ = __getattr__  # type: ignore[method-assign]
+    module.__dir__ = __dir__  # type: ignore[method-assign]
+    module.__all__ = list(homes)  # type: ignore[attr-defined]
+    return module
+
+
+def old_modules() -> dict[str, dict[str, str]]:
+    """Every old module path -> {old name: new dotted path}."""
+    out = {
+        f"attnlib.{old}": {n: f"attnlib.{pkg}.{n}" for n in names}
+        for old, (pkg, names) in MOVED_MODULES.items()
+    }
+    out["attnlib.scenarios"] = dict(SCENARIOS)
+    return out
+
+
+def install() -> dict[str, types.ModuleType]:
+    """Register the old module paths in :data:`sys.modules`; return them by their
+    name in the package (``"angles"``)."""
+    out = {}
+    for old, homes in old_modules().items():
+        module = sys.modules.setdefault(old, shim(old, homes))
+        out[old.rpartition(".")[2]] = module
+    return out
+
+
+def retired(module: str, homes: dict[str, str]) -> Any:
+    """A module ``__getattr__`` for ``module`` that serves its retired names (keys of
+    ``homes``) from their homes (dotted paths), each with a warning naming it."""
+
+    def __getattr__(name: str) -> Any:
+        if name not in homes:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        warn_moved(f"{module}.{name}", homes[name])
+        return _resolve(homes[name])
+
+    __getattr__.homes = homes  # type: ignore[attr-defined]
+    return __getattr__
