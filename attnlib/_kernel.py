@@ -358,7 +358,7 @@ def causal_mask(rows: slice, n: int) -> np.ndarray:
 def positional_weights(n: int, slope: float) -> np.ndarray:
     r"""The matrix :math:`w_{ij} = e^{-\lambda(i-j)}/\sum_{k<i}e^{-\lambda(i-k)}`
     of the positional normalisation (strictly lower triangular, row 0 zero;
-    :func:`attnlib.causal.positional_weights`)."""
+    :func:`attnlib.frontiers.positional_weights`)."""
     i = np.arange(n)
     lag = i[:, None] - i[None, :]
     # e^{-slope (lag - 1)}: the common factor e^{-slope} cancels in the ratio, and
@@ -372,7 +372,7 @@ def alibi_bias(n: int, slope: float, positional: bool = False) -> np.ndarray:
     r"""Causal ALiBi logit bias :math:`-\lambda(i - j)` for ``j <= i`` (``-inf``
     above), or with ``positional`` the bias :math:`\log(n\,w_{ij})` of the
     positional normalisation with the entry ``(0, 0)`` set to zero
-    (:func:`attnlib.causal.alibi_bias`).
+    (:func:`attnlib.frontiers.alibi_bias`).
 
     Returns
     -------

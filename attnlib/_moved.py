@@ -114,6 +114,23 @@ MOVED_MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
 }
 
+#: old module -> the private module that holds its code now (its other names, those
+#: that were not in its ``__all__``, are served from there).
+PRIVATE: dict[str, str] = {
+    "angles": "circle._angles",
+    "kuramoto": "circle._kuramoto",
+    "meanfield": "circle._meanfield",
+    "ensemble": "clustering._ensemble",
+    "phase": "clustering._phase",
+    "wendel": "clustering._wendel",
+    "normalisation": "frontiers._layernorm",
+    "causal": "frontiers._causal",
+    "hardmax": "frontiers._hardmax",
+    "noise": "frontiers._noise",
+    "modes": "frontiers._density_modes",
+    "staircase": "frontiers._metastability",
+}
+
 #: attnlib.scenarios was split: each of its names -> its new home.
 SCENARIOS: dict[str, str] = {
     **{
@@ -160,16 +177,26 @@ def _resolve(new: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-def shim(old: str, homes: dict[str, str]) -> types.ModuleType:
+def shim(old: str, homes: dict[str, str], code: str | None = None) -> types.ModuleType:
     """A module ``old`` whose names (keys of ``homes``) are read, with a warning,
-    from their new homes (the dotted paths of ``homes``)."""
+    from their new homes (the dotted paths of ``homes``); its other names without a
+    leading underscore, from the module ``code`` that holds its code now."""
     module = types.ModuleType(
         old, f"Deprecated path of earlier releases: its names moved ({__name__})."
     )
 
     def __getattr__(name: str) -> Any:
         if name not in homes:
-            raise AttributeError(f"module {old!r} has no attribute {name!r}")
+            if code is None or name.startswith("_"):
+                raise AttributeError(f"module {old!r} has no attribute {name!r}")
+            try:
+                value = getattr(importlib.import_module(code), name)
+            except AttributeError:
+                raise AttributeError(
+                    f"module {old!r} has no attribute {name!r}"
+                ) from None
+            warn_moved(f"{old}.{name}", f"{code}.{name} (not public)")
+            return value
         warn_moved(f"{old}.{name}", homes[name])
         return _resolve(homes[name])
 
@@ -197,7 +224,10 @@ def install() -> dict[str, types.ModuleType]:
     name in the package (``"angles"``)."""
     out = {}
     for old, homes in old_modules().items():
-        module = sys.modules.setdefault(old, shim(old, homes))
+        code = PRIVATE.get(old.rpartition(".")[2])
+        module = sys.modules.setdefault(
+            old, shim(old, homes, code and f"attnlib.{code}")
+        )
         out[old.rpartition(".")[2]] = module
     return out
 

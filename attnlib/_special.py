@@ -83,7 +83,7 @@ def ive(v: Any, x: Any) -> np.ndarray:
 
 def equiangular_rate(g: Any, beta: float, n: int, normalization: str) -> Any:
     """:func:`attnlib.equiangular_rhs` on checked arguments: the integrators of the
-    equiangular ODE (:mod:`attnlib.equiangular`, :mod:`attnlib.normalisation`) call it
+    equiangular ODE (:mod:`attnlib.equiangular`, :mod:`attnlib.frontiers`) call it
     once per evaluation (the quadrature of ``equiangular_time_to`` some 500 times)."""
     core = 2.0 * (1.0 - g) * ((n - 1) * g + 1.0)
     if normalization == "sa":

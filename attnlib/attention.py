@@ -39,7 +39,7 @@ Conventions (tested in ``tests/test_attention.py``):
 * ``kernel="hardmax"``: the :math:`\beta \to \infty` limit of the SA softmax,
   uniform weights over the maximisers of the scores :math:`\langle Qx_i,
   Kx_j\rangle` of each row (scores within ``hardmax_tol`` times
-  :math:`\max(1, \max_k|s_{ik}|)` of the maximum tie; :mod:`attnlib.hardmax`).
+  :math:`\max(1, \max_k|s_{ik}|)` of the maximum tie; :mod:`attnlib.frontiers`).
   ``beta`` has no role in it and stays at its default.
 * ``mask="causal"``: token ``i`` attends to ``j <= i`` only (lower-triangular
   attention); with ``"usa"`` the masked sum is still divided by :math:`n`.
@@ -50,7 +50,7 @@ Conventions (tested in ``tests/test_attention.py``):
   normalised on their own and the content weights are not,
   :math:`\sum_{j<i} w_{ij} e^{\beta\langle Qx_i, Kx_j\rangle} V x_j`: USA with the
   logit bias :math:`\log(n\,w_{ij})`, and no field at the first token, which has
-  no past (:mod:`attnlib.causal`).
+  no past (:mod:`attnlib.frontiers`).
 * ``weights`` (the atoms of a measure :math:`\mu = \sum_j w_j\delta_{x_j}`):
   token ``j`` carries the mass :math:`w_j`, SA weights
   :math:`w_j e^{L_{ij}}/\sum_k w_k e^{L_{ik}}`, USA :math:`w_j e^{L_{ij}}`
@@ -174,7 +174,7 @@ class Model:
     consensus : bool
         In :math:`\mathbb R^d` with ``V = I``: subtract the token itself,
         :math:`\dot z_i = \sum_j W_{ij} z_j - z_i` (for the hardmax, the dynamics
-        of :math:`z = e^{-t}x`; :mod:`attnlib.hardmax`).
+        of :math:`z = e^{-t}x`; :mod:`attnlib.frontiers`).
     hardmax_tol : float
         Relative tolerance of a tie of the hardmax kernel (``>= 0``).
     weights : ndarray of shape (n,), optional
@@ -185,7 +185,7 @@ class Model:
         ALiBi slope :math:`\lambda \ge 0` per position: :math:`-\lambda(i - j)` is
         added to the logits (needs ``mask="causal"`` when positive; the
         positional normalisation's slope). ``CausalModel`` of
-        :mod:`attnlib.causal` builds these causal models.
+        :mod:`attnlib.frontiers` builds these causal models.
 
     Examples
     --------
@@ -401,7 +401,7 @@ class Model:
 
         With ``slope > 0`` the ALiBi bias :math:`-\lambda(i - j)` (``-inf`` above
         the diagonal), with ``normalization="positional"`` the bias
-        :math:`\log(n\,w_{ij})` (:func:`attnlib.causal.alibi_bias`); cached for
+        :math:`\log(n\,w_{ij})` (:func:`attnlib.frontiers.alibi_bias`); cached for
         each ``n``.
         """
         n = check_int(n, "n", low=1)

@@ -186,7 +186,7 @@ def equiangular_weights(gamma, beta: float, n: int, normalization: str):
 
 def equiangular_field(g, r, beta: float, n: int, scheme: str, normalization: str):
     r"""The field :math:`(\dot\gamma, \dot r, \dot s)` of the equiangular ODE of a
-    normalisation scheme (checked arguments; see :mod:`attnlib.normalisation`):
+    normalisation scheme (checked arguments; see :mod:`attnlib.frontiers`):
     :math:`\dot\gamma = ` :func:`equiangular_rhs` :math:`/(r m)`, :math:`\dot r =
     (a + (n-1) b \gamma)/m`, :math:`\dot s = 1/(r m)`, with :math:`r \equiv m
     \equiv 1` for post-LN."""
@@ -222,7 +222,7 @@ def solve_equiangular(
     (right-hand-side evaluations divided by 12). Post-LN integrates
     :math:`\gamma` alone (its radius is constant and its clock is the time); pre-
     and peri-LN integrate :math:`(\gamma, r, s)` with :func:`equiangular_field`.
-    :func:`equiangular_gamma` and :func:`attnlib.normalisation.equiangular_scheme`
+    :func:`equiangular_gamma` and :func:`attnlib.frontiers.equiangular_scheme`
     are this function on checked arguments; ``name`` is the caller, for the
     messages.
     """

@@ -49,8 +49,8 @@ __all__ = [
 class Dynamics(Protocol):
     r"""What :func:`simulate` needs of a model: the protocol of the library's models.
 
-    :class:`attnlib.Model`, :class:`attnlib.normalisation.NormalisedModel`,
-    :class:`attnlib.causal.CausalModel` and :class:`attnlib.hardmax.Hardmax`
+    :class:`attnlib.Model`, :class:`attnlib.frontiers.NormalisedModel`,
+    :class:`attnlib.frontiers.CausalModel` and :class:`attnlib.frontiers.Hardmax`
     implement it.
 
     Attributes

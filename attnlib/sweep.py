@@ -60,7 +60,7 @@ def sweep(
     seeds : sequence, optional
         The seed of each task, handed to ``fn`` instead of the children of
         ``rng`` (e.g. a tuple of the children of a finer grid, when a task holds
-        several of its points; :func:`attnlib.phase.phase_diagram` does this).
+        several of its points; :func:`attnlib.clustering.phase_diagram` does this).
 
     Returns
     -------

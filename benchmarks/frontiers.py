@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from attnlib import _kernel, simulate
-from attnlib.causal import CausalModel, positional_weights
-from attnlib.scenarios import causal_run, four_clusters
+from attnlib.frontiers import CausalModel, positional_weights
+from attnlib.frontiers import causal_run, four_clusters
 from timing import best_time
 
 

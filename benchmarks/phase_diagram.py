@@ -22,7 +22,7 @@ this process, ``--rounds`` times on one core, and the best time per system-step 
 each and their ratio are printed: a comparison measured in one run.
 
 What a system-step costs: for d > n the systems are integrated in the n-dimensional
-span of their tokens (``attnlib.ensemble``), so a step is two batched 32 x 33 x 32
+span of their tokens (``attnlib.clustering``), so a step is two batched 32 x 33 x 32
 matrix products (the Gram matrix, and the weights times the tokens with a column of
 ones that gives the row sums), n^2 = 1024 exponentials, a transposed copy and a few
 passes over the 1056 numbers of the state (``attnlib._kernel.euler_identity_steps``):
@@ -30,7 +30,7 @@ passes over the 1056 numbers of the state (``attnlib._kernel.euler_identity_step
 those exponentials and flops at the rates of ``numpy.exp`` and of the batched
 products measured in the same run, on one core. What brings the run below the floor
 is doing fewer system-steps: a system whose pairs are all within delta is retired
-(exact, by the lemma in ``attnlib.ensemble``); the output gives how many of the
+(exact, by the lemma in ``attnlib.clustering``); the output gives how many of the
 system-steps were integrated. The measured times are the output of a run, on the
 machine it runs on (with the load average before and after, since the machine may be
 shared); they are not copied here.

@@ -58,7 +58,7 @@ def test_a_reference_page_links_its_citations(tmp_path):
         "    app.connect('autodoc-process-docstring', link_citations, priority=600)\n"
     )
     (src / "index.rst").write_text(
-        "Modes\n=====\n\n.. automodule:: attnlib.modes\n\n"
+        "Modes\n=====\n\n.. automodule:: attnlib.frontiers._density_modes\n\n"
         "References\n==========\n\n.. bibliography::\n"
     )
     log = tmp_path / "warnings.log"

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attnlib import Model, sample_sphere, simulate
-from attnlib.causal import (
+from attnlib.frontiers import (
     CausalModel,
     alibi_bias,
     positional_weights,

@@ -49,7 +49,7 @@ MOVED = _moved()
 
 
 def test_the_walk_finds_the_moves():
-    names = {p.id.split(".", 2)[2] for p in MOVED}
+    names = {p.values[0].__qualname__ for p in MOVED}
     # beta by name, seed renamed rng, the sphere flag a geometry
     assert {"energy", "mean_field", "bessel_modes", "particle_run", "sweep"} <= names
     assert {"Model.__init__", "Hardmax", "simulate"} <= names
@@ -96,11 +96,11 @@ def test_old_calls_give_the_new_numbers():
         old = attnlib.energy(X, 2.5)
     assert old == attnlib.energy(X, beta=2.5)
     with pytest.warns(DeprecationWarning, match=r"four_clusters\(rng=\.\.\.\)"):
-        th_old, _ = attnlib.scenarios.four_clusters(16, seed=5)
-    th_new, _ = attnlib.scenarios.four_clusters(16, rng=5)
+        th_old, _ = attnlib.frontiers.four_clusters(16, seed=5)
+    th_new, _ = attnlib.frontiers.four_clusters(16, rng=5)
     assert np.array_equal(th_old, th_new)
     # the seed contract: an integer rng gives what the same integer seed gave
-    th_gen, _ = attnlib.scenarios.four_clusters(16, rng=np.random.default_rng(5))
+    th_gen, _ = attnlib.frontiers.four_clusters(16, rng=np.random.default_rng(5))
     assert np.array_equal(th_gen, th_new)
 
 
@@ -111,7 +111,7 @@ def test_mistakes_in_an_old_call_are_still_errors():
     with pytest.raises(TypeError, match="multiple"):
         attnlib.energy(X, 1.0, beta=1.0)
     with pytest.raises(TypeError, match="both 'seed' and 'rng'"):
-        attnlib.scenarios.four_clusters(8, seed=1, rng=1)
+        attnlib.frontiers.four_clusters(8, seed=1, rng=1)
 
 
 def test_the_warning_points_at_the_caller():

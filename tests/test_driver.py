@@ -118,12 +118,12 @@ def test_no_hook_calls_a_controller():
         hooks |= {f"{module}.{h}" for h in hooks_of(ast.parse(source))}
     # the walk sees the hooks of the adaptive and backtracking solvers
     assert {
-        "meanfield.advance",
-        "meanfield.cfl_bound",
-        "gaussian.growth_bound",
-        "extremisers.trial",
-        "extremisers.mirror_step",
-        "staircase.advance",
+        "circle._meanfield.advance",
+        "circle._meanfield.cfl_bound",
+        "gaussian._dynamics.growth_bound",
+        "extremisers._flows.trial",
+        "extremisers._flows.mirror_step",
+        "frontiers._metastability.advance",
     } <= hooks, sorted(hooks)
     assert not found, "hooks that call a controller:\n" + "\n".join(found)
 
@@ -192,7 +192,7 @@ def _spy(monkeypatch):
 def test_only_the_driver_calls_the_controllers(monkeypatch):
     from attnlib.extremisers import density_mirror_descent, energy_flow
     from attnlib.gaussian import integrate_gaussian
-    from attnlib.meanfield import mean_field
+    from attnlib.circle import mean_field
 
     calls = _spy(monkeypatch)
     rho = lambda th: (1 + 0.3 * np.cos(th)) / (2 * np.pi)  # noqa: E731
@@ -372,7 +372,7 @@ def test_a_backtracking_run_retries_and_grows_its_step():
 )
 def test_the_two_equiangular_solvers_agree(beta, n, normalization):
     from attnlib.equiangular import equiangular_gamma
-    from attnlib.normalisation import equiangular_scheme
+    from attnlib.frontiers import equiangular_scheme
 
     t = np.concatenate([[0.0], np.logspace(-2, 1.3, 25)])
     gamma = equiangular_gamma(t, beta=beta, n=n, normalization=normalization)
@@ -386,7 +386,7 @@ def test_the_equiangular_solvers_share_one_function(monkeypatch):
     import scipy.integrate
 
     from attnlib.equiangular import equiangular_gamma
-    from attnlib.normalisation import equiangular_scheme
+    from attnlib.frontiers import equiangular_scheme
 
     callers = []
     solve_ivp = scipy.integrate.solve_ivp
@@ -404,7 +404,7 @@ def test_the_equiangular_solvers_share_one_function(monkeypatch):
 
 
 def test_the_step_cap_reaches_the_scheme_solutions():
-    from attnlib.normalisation import equiangular_scheme
+    from attnlib.frontiers import equiangular_scheme
 
     with pytest.raises(TooManyStepsError, match="equiangular_scheme .*max_steps=5"):
         equiangular_scheme(

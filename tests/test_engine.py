@@ -185,6 +185,123 @@ OLD_ALL = {
         "equiangular_time_to",
     ],  # noqa: E501
 }
+#: The __all__ of each module that became part of a topic package (before the
+#: move): every name still resolves from its old path, with one warning naming
+#: its new home.
+MOVED_ALL = {
+    "attnlib.angles": [
+        "to_angles",
+        "from_angles",
+        "bessel_modes",
+        "kernel_coefficients",
+        "angle_velocity",
+        "CircleModel",
+        "torus_energy",
+        "simulate_angles",
+    ],
+    "attnlib.kuramoto": [
+        "order_parameter",
+        "Kuramoto",
+        "lorentzian_frequencies",
+        "kuramoto_r",
+    ],
+    "attnlib.meanfield": [
+        "growth_rates",
+        "dominant_mode",
+        "spaced_state_eigenvalues",
+        "mean_field",
+        "DensityTrajectory",
+        "sample_density",
+        "circle_wasserstein",
+    ],
+    "attnlib.ensemble": [
+        "EnsembleResult",
+        "simulate_ensemble",
+    ],
+    "attnlib.phase": [
+        "QKV_KINDS",
+        "VALUE_KINDS",
+        "random_qkv",
+        "phase_transition_curve",
+        "PhaseDiagram",
+        "PhaseTask",
+        "PHASE_METHODS",
+        "phase_diagram",
+    ],
+    "attnlib.wendel": [
+        "wendel_probability",
+        "HemisphereEstimate",
+        "hemisphere_probability_mc",
+        "in_hemisphere",
+    ],
+    "attnlib.normalisation": [
+        "SCHEMES",
+        "NormalisedModel",
+        "sphere_clock",
+        "EquiangularScheme",
+        "equiangular_scheme",
+        "equiangular_scheme_rhs",
+        "scheme_time_to",
+    ],
+    "attnlib.causal": [
+        "CAUSAL_NORMALIZATIONS",
+        "CausalModel",
+        "alibi_bias",
+        "positional_weights",
+        "renyi_centres",
+        "retention_profile",
+        "retention_linear",
+        "retention_estimate",
+    ],
+    "attnlib.hardmax": [
+        "hardmax_weights",
+        "Hardmax",
+    ],
+    "attnlib.noise": [
+        "funk_hecke",
+        "noisy_rates",
+        "noise_threshold",
+        "NoisyTrajectory",
+        "simulate_noisy",
+    ],
+    "attnlib.modes": [
+        "ModeCount",
+        "circle_modes",
+        "line_modes",
+        "count_modes",
+    ],
+    "attnlib.staircase": [
+        "cluster_energy",
+        "MergeFlow",
+        "merge_flow",
+        "weighted_angle_velocity",
+    ],
+    "attnlib.scenarios": [
+        "VARIANTS",
+        "variant_model",
+        "usa_clock",
+        "variant_field",
+        "variant_trajectory",
+        "particle_run",
+        "density_run",
+        "ALPHA0",
+        "SIGMA0",
+        "GAUSSIAN_PRESETS",
+        "KERNEL_CHOICES",
+        "preset_model",
+        "ellipse_points",
+        "CloudScenario",
+        "cloud_scenario",
+        "EXTREMISER_PRESETS",
+        "interaction_matrix",
+        "extremiser_run",
+        "scheme_solutions",
+        "four_clusters",
+        "causal_run",
+        "voronoi_tokens",
+        "temperature_runs",
+    ],
+}
 #: Old names kept as deprecated aliases, and the class each resolves to.
 DEPRECATED = {
     ("attnlib.circle", "AngleTrajectory"): "Trajectory",
@@ -219,24 +336,73 @@ def test_every_old_name_resolves_from_its_old_module(module):
     with warnings.catch_warnings():  # star import keeps every public old name
         warnings.simplefilter("ignore", DeprecationWarning)
         exec(f"from {module} import *", ns)
+    # the internals and the deprecated aliases are no longer listed in __all__
     internal = {n for m, n in INTERNALS if m == module}
-    assert set(OLD_ALL[module]) - internal <= set(ns)
+    aliases = {n for m, n in DEPRECATED if m == module}
+    assert set(OLD_ALL[module]) - internal - aliases <= set(ns)
     assert not internal & set(ns)  # the internals are no longer exported
 
 
+def _new_home(message: str):
+    """The object that the warning's new spelling names."""
+    new = message.split(": use ", 1)[1].split(" ")[0]
+    module, _, name = new.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+@pytest.mark.parametrize("module", sorted(MOVED_ALL))
+def test_every_moved_name_warns_once_naming_its_new_home(module):
+    mod = importlib.import_module(module)  # importing the old path is silent
+    for name in MOVED_ALL[module]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            obj = getattr(mod, name)
+        notes = [w for w in caught if issubclass(w.category, DeprecationWarning)]
+        assert len(notes) == 1, (module, name, [str(w.message) for w in caught])
+        message = str(notes[0].message)
+        assert message.startswith(f"{module}.{name} is deprecated in attnlib"), message
+        new = message.split(": use ", 1)[1]
+        assert new.startswith("attnlib.") and not new.startswith(module + "."), new
+        assert _new_home(message) is obj, message
+        # the new home is no shim: reading the object there is silent
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            _new_home(message)
+
+
+def test_the_old_import_forms_keep_working():
+    with pytest.warns(DeprecationWarning, match="use attnlib.circle.simulate_angles"):
+        from attnlib.angles import simulate_angles
+    assert simulate_angles is al.circle.simulate_angles
+    with pytest.warns(DeprecationWarning, match="use attnlib.gaussian.PRESETS"):
+        from attnlib.scenarios import GAUSSIAN_PRESETS
+    assert GAUSSIAN_PRESETS is al.gaussian.PRESETS
+    import attnlib.normalisation as old
+
+    assert old is al.normalisation
+    with pytest.warns(DeprecationWarning, match="attnlib.frontiers.NormalisedModel"):
+        assert old.NormalisedModel is al.frontiers.NormalisedModel
+    ns: dict = {}
+    with pytest.warns(DeprecationWarning) as rec:
+        exec("from attnlib.hardmax import *", ns)
+    assert {"Hardmax", "hardmax_weights"} <= set(ns) and len(rec) == 2
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        al.angles.nothing  # noqa: B018
+
+
 def test_the_moved_names_are_the_same_objects():
-    from attnlib import clustering, ensemble, metrics, phase, sweep, wendel
+    from attnlib import circle, clustering, metrics, sweep
+    from attnlib.circle import _angles, _kuramoto, _meanfield
+    from attnlib.clustering import _ensemble, _phase, _wendel
 
-    assert clustering.simulate_ensemble is ensemble.simulate_ensemble
+    assert clustering.simulate_ensemble is _ensemble.simulate_ensemble
     assert clustering.PairFraction is metrics.PairFraction
-    assert clustering.phase_diagram is phase.phase_diagram
+    assert clustering.phase_diagram is _phase.phase_diagram
     assert clustering.sweep is sweep.sweep
-    assert clustering.wendel_probability is wendel.wendel_probability
-    from attnlib import angles, circle, kuramoto, meanfield
-
-    assert circle.angle_velocity is angles.angle_velocity
-    assert circle.Kuramoto is kuramoto.Kuramoto
-    assert circle.mean_field is meanfield.mean_field
+    assert clustering.wendel_probability is _wendel.wendel_probability
+    assert circle.angle_velocity is _angles.angle_velocity
+    assert circle.Kuramoto is _kuramoto.Kuramoto
+    assert circle.mean_field is _meanfield.mean_field
     assert circle.angle_clusters is metrics.angle_clusters
 
 
@@ -310,9 +476,9 @@ def test_rhs_validates_nothing_and_simulate_checks_X0_without_the_field(monkeypa
 # ------------------------------------------- one field evaluation per stage
 def _models():
     from attnlib.attention import MeasureModel
-    from attnlib.causal import CausalModel
-    from attnlib.hardmax import Hardmax
-    from attnlib.normalisation import NormalisedModel
+    from attnlib.frontiers import CausalModel
+    from attnlib.frontiers import Hardmax
+    from attnlib.frontiers import NormalisedModel
 
     Q = np.array([[1.0, 0.2, 0.0], [0.0, 0.9, 0.1], [0.0, 0.0, 1.1]])
     return {
@@ -390,7 +556,7 @@ def test_simulate_requires_the_dynamics_protocol():
         simulate(VelocityOnly(), sample_sphere(4, 3, rng=0), t_final=1.0)
     with pytest.raises(TypeError, match="geometry must be given"):
         simulate(lambda X: -X, sample_sphere(4, 3, rng=0), t_final=1.0)
-    from attnlib.hardmax import Hardmax
+    from attnlib.frontiers import Hardmax
 
     with pytest.raises(ValueError, match="stable step"):
         simulate(Hardmax(), sample_sphere(4, 3, rng=0), t_final=1.0, step_rule="glpr")
@@ -450,7 +616,7 @@ def test_phase_diagram_seed_contract_and_method_choice():
 def test_phase_task_is_a_frozen_dataclass():
     import dataclasses
 
-    from attnlib.phase import PhaseTask
+    from attnlib.clustering._phase import PhaseTask
 
     t = PhaseTask(
         betas=(1.0,),
@@ -467,49 +633,88 @@ def test_phase_task_is_a_frozen_dataclass():
 
 # ---------------------------------------------------------------- layering
 # Each module imports only modules of a strictly lower layer: the numerical core at
-# the bottom, the facades (circle, clustering) and the package above it, plotting
-# and widgets on top.
+# the bottom, the topic packages (each submodule of a package is a node, its
+# ``__init__`` the package's node) and the namespace above it, plotting and widgets
+# on top (viz and widgets are one node each).
 LAYERS = {
     # the warnings of old spellings, which every layer may give
     "_deprecation": -1,
     **dict.fromkeys(["_validation", "_lazy", "_version", "_results"], 0),
+    # the old module paths, served by name (no import of the new homes)
+    "_moved": 0.5,
     **dict.fromkeys(["_progress", "_special", "_kernel", "_sinkhorn", "_control"], 1),
-    **dict.fromkeys(["metrics", "kuramoto", "symbolic"], 1),
+    **dict.fromkeys(["metrics", "symbolic"], 1),
     # the sphere's operations, then the geometries over them, below the models
     "sphere": 1.5,
     "geometry": 1.75,
     **dict.fromkeys(["_stepping", "sweep", "attention", "energy"], 2),
-    **dict.fromkeys(["equiangular", "integrate", "ensemble", "extremisers"], 3),
-    **dict.fromkeys(["wendel"], 3),
-    **dict.fromkeys(["angles", "gaussian", "phase"], 4),
-    **dict.fromkeys(["meanfield"], 5),
+    **dict.fromkeys(["equiangular", "integrate"], 3),
+    # the attention variants of the modelling chapter
+    "_variants": 3.5,
+    # the circle
+    "circle._kuramoto": 1,
+    "circle._angles": 4,
+    "circle._meanfield": 5,
+    "circle._scenarios": 5.5,
+    # clustering
+    **dict.fromkeys(["clustering._ensemble", "clustering._wendel"], 3),
+    "clustering._phase": 4,
+    # the Gaussian case
+    "gaussian._dynamics": 4,
+    "gaussian._presets": 5,
+    # energy extremisers
+    "extremisers._flows": 3,
+    "extremisers._presets": 4,
     # the models of Chapter 6 (frontiers), thin layers over the ones above
-    **dict.fromkeys(["modes"], 1),
-    **dict.fromkeys(["hardmax"], 3),
-    **dict.fromkeys(["staircase"], 3),
-    **dict.fromkeys(["causal"], 3),
-    **dict.fromkeys(["noise", "normalisation"], 4),
-    **dict.fromkeys(["circle", "clustering", "frontiers"], 6),
-    **dict.fromkeys(["__init__", "scenarios", "nets"], 7),
+    "frontiers._density_modes": 1,
+    **dict.fromkeys(
+        ["frontiers._hardmax", "frontiers._metastability", "frontiers._causal"], 3
+    ),
+    **dict.fromkeys(["frontiers._noise", "frontiers._layernorm"], 4),
+    "frontiers._scenarios": 5,
+    # the faces of the topic packages
+    **dict.fromkeys(
+        ["circle", "clustering", "gaussian", "extremisers", "frontiers"], 6
+    ),
+    **dict.fromkeys(["__init__", "nets"], 7),
     **dict.fromkeys(["viz"], 8),
     **dict.fromkeys(["widgets"], 9),
 }
+#: Packages drawn as one node (their modules import each other freely).
+WHOLE = ("viz", "widgets", "nets")
 
 
 def _node(path: Path) -> str:
-    rel = path.relative_to(ROOT / "attnlib")
-    return rel.parts[0] if len(rel.parts) > 1 else path.stem
+    rel = path.relative_to(ROOT / "attnlib").with_suffix("")
+    parts = list(rel.parts)
+    if len(parts) > 1 and parts[0] in WHOLE:
+        return parts[0]
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts.pop()
+    return ".".join(parts)
+
+
+def _as_node(dotted: str) -> str:
+    """The node of ``dotted`` (a module under attnlib, without the prefix)."""
+    parts = dotted.split(".")
+    if parts[0] in WHOLE:
+        return parts[0]
+    return dotted if dotted in LAYERS else "__init__"
 
 
 def _deps(path: Path) -> set[str]:
     """The modules of attnlib that ``path`` imports (at any depth in the file)."""
     node = _node(path)
-    sub = node in ("viz", "widgets")
+    rel = path.relative_to(ROOT / "attnlib").with_suffix("")
+    # the package the file is in, as parts under attnlib
+    here = list(rel.parts[:-1])
     out = set()
     for n in ast.walk(ast.parse(path.read_text())):
         if isinstance(n, ast.Import):
             out.update(
-                a.name.split(".")[1] for a in n.names if a.name.startswith("attnlib.")
+                _as_node(a.name.split(".", 1)[1])
+                for a in n.names
+                if a.name.startswith("attnlib.")
             )
             continue
         if not isinstance(n, ast.ImportFrom):
@@ -517,16 +722,21 @@ def _deps(path: Path) -> set[str]:
         if n.level == 0:
             if not (n.module or "").startswith("attnlib"):
                 continue
-            parts = n.module.split(".")
-            names = [parts[1]] if len(parts) > 1 else [a.name for a in n.names]
-        elif n.level == 1 and sub:
-            continue  # a sibling inside viz/ or widgets/
-        elif n.module:
-            names = [n.module.split(".")[0]]
+            base = n.module.split(".")[1:]
         else:
-            names = [a.name for a in n.names]
-        # a name of the package itself (not a module) is an import of __init__
-        out.update(m if m in LAYERS else "__init__" for m in names)
+            base = here[: len(here) - (n.level - 1)] + (
+                n.module.split(".") if n.module else []
+            )
+        if base and ".".join(base) in LAYERS or (base and base[0] in WHOLE):
+            out.add(_as_node(".".join(base)))
+            continue
+        # a name of a package: a submodule of it, or a name of its __init__
+        for a in n.names:
+            sub = ".".join([*base, a.name])
+            if sub in LAYERS or (base and base[0] in WHOLE):
+                out.add(_as_node(sub))
+            else:
+                out.add(_as_node(".".join(base)) if base else "__init__")
     out.discard(node)
     return out
 

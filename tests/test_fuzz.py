@@ -24,6 +24,7 @@ import re
 import signal
 import sys
 import time
+import types
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,11 +35,15 @@ import pytest
 
 import attnlib as al
 
-#: The modules whose public callables are fuzzed.
+#: The modules whose public callables are fuzzed (the topic packages' numerics are in
+#: their private modules, each callable fuzzed where it is defined).
 MODULE_NAMES = (
-    "angles attention causal energy ensemble equiangular extremisers gaussian "
-    "hardmax integrate kuramoto meanfield metrics noise normalisation phase "
-    "scenarios sphere staircase sweep wendel"
+    "circle._angles attention frontiers._causal energy clustering._ensemble "
+    "equiangular extremisers._flows gaussian._dynamics frontiers._hardmax integrate "
+    "circle._kuramoto circle._meanfield metrics frontiers._noise frontiers._layernorm "
+    "clustering._phase sphere frontiers._metastability sweep clustering._wendel "
+    "_variants circle._scenarios gaussian._presets extremisers._presets "
+    "frontiers._scenarios"
 ).split()
 
 (
@@ -58,14 +63,18 @@ MODULE_NAMES = (
     noise,
     normalisation,
     phase,
-    scenarios,
     sphere,
     staircase,
     sweep,
     wendel,
+    *_scenario_modules,
 ) = (
     importlib.import_module(f"attnlib.{m}")  # attnlib.energy is also a function
     for m in MODULE_NAMES
+)
+#: The runs behind the chapters' figures and widgets, from the packages that hold them.
+scenarios = types.SimpleNamespace(
+    **{n: getattr(m, n) for m in _scenario_modules for n in m.__all__}
 )
 
 #: A call that takes longer than this is a hang (a valid call takes milliseconds;

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from attnlib import Model, sample_sphere, simulate
-from attnlib.hardmax import Hardmax, hardmax_weights
+from attnlib.frontiers import Hardmax, hardmax_weights
 
 
 def _naive_weights(X, A, tol=1e-12):

@@ -144,13 +144,13 @@ def test_the_count_sees_a_new_result_class():
     "old, module",
     [
         ("GaussianTrajectory", "gaussian"),
-        ("DensityTrajectory", "meanfield"),
+        ("DensityTrajectory", "circle"),
         ("EnergyFlow", "extremisers"),
-        ("MergeFlow", "staircase"),
-        ("EquiangularScheme", "normalisation"),
-        ("EnsembleRun", "ensemble"),
-        ("EnsembleResult", "ensemble"),
-        ("NoisyTrajectory", "noise"),
+        ("MergeFlow", "frontiers"),
+        ("EquiangularScheme", "frontiers"),
+        ("EnsembleRun", "clustering._ensemble"),
+        ("EnsembleResult", "clustering"),
+        ("NoisyTrajectory", "frontiers"),
     ],
 )
 def test_old_time_series_names_are_the_trajectory(old, module):
@@ -338,8 +338,8 @@ def test_a_driver_hook_may_take_the_drivers_steps():
 
 # ------------------------------------------------------ front ends that only draw
 #: What the front ends must not call: the integrators, the steppers and the velocity
-#: fields. The runs they show come ready from the library (attnlib.scenarios, or a
-#: result-level function such as phase_transition_curve).
+#: fields. The runs they show come ready from the library (the topic packages'
+#: scenarios, or a result-level function such as phase_transition_curve).
 NUMERICS = re.compile(
     r"^(simulate\w*|integrate_\w+|mean_field|energy_flow|merge_flow|"
     r"density_mirror_descent|minimise_configuration|phase_diagram|run_ensemble|"
@@ -398,9 +398,11 @@ def test_the_front_end_walk_sees_numerics(src, what):
 
 def front_end_imports_of_numerics(text: str) -> list[str]:
     """The names a chapter imports from ``attnlib.viz`` or ``attnlib.widgets`` that
-    are the library's numerics (presets and runners of :mod:`attnlib.scenarios`,
-    re-exported there for old code): a chapter takes them from the library."""
-    from attnlib import scenarios
+    are the library's numerics (the presets and runners of the topic packages, which
+    the front ends import): a chapter takes them from the library."""
+    from attnlib._moved import SCENARIOS, _resolve
+
+    numerics = [_resolve(home) for home in SCENARIOS.values()]
 
     out = []
     for n in ast.walk(ast.parse(text)):
@@ -411,7 +413,7 @@ def front_end_imports_of_numerics(text: str) -> list[str]:
         module = importlib.import_module(n.module)
         for alias in n.names:
             obj = getattr(module, alias.name)
-            if any(obj is getattr(scenarios, s) for s in scenarios.__all__):
+            if any(obj is s for s in numerics):
                 out.append(f"{n.module}.{alias.name}")
     return out
 
@@ -444,4 +446,4 @@ def test_the_chapter_import_walk_sees_a_preset_from_a_front_end():
     pytest.importorskip("ipywidgets")
     src = "from attnlib.widgets.gaussian import ALPHA0, gaussian_widget\n"
     assert front_end_imports_of_numerics(src) == ["attnlib.widgets.gaussian.ALPHA0"]
-    assert front_end_imports_of_numerics("from attnlib.scenarios import ALPHA0\n") == []
+    assert front_end_imports_of_numerics("from attnlib.gaussian import ALPHA0\n") == []

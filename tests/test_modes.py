@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.special import ive
 
-from attnlib.modes import circle_modes, count_modes, line_modes
+from attnlib.frontiers import circle_modes, count_modes, line_modes
 
 
 def _dense_circle(theta, beta, m=100_000):

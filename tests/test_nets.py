@@ -18,7 +18,7 @@ import pytest
 jax = pytest.importorskip("jax")
 
 from attnlib import Model, retract, sample_sphere  # noqa: E402
-from attnlib.normalisation import NormalisedModel  # noqa: E402
+from attnlib.frontiers import NormalisedModel  # noqa: E402
 from attnlib.nets import (  # noqa: E402
     CharTokenizer,
     CopyTask,

@@ -6,7 +6,7 @@ from scipy.integrate import quad
 from scipy.special import eval_gegenbauer, gamma
 
 from attnlib import Model, sample_sphere, simulate
-from attnlib.noise import (
+from attnlib.frontiers import (
     funk_hecke,
     noise_threshold,
     noisy_rates,
@@ -142,7 +142,7 @@ def _textbook_euler_maruyama(model, X, sigma, rng, times, dt):
 def test_simulate_noisy_is_the_textbook_scheme_bit_for_bit_on_the_driver(monkeypatch):
     import attnlib._kernel as kern
     from attnlib import Model, Trajectory, sample_sphere
-    from attnlib.noise import NoisyTrajectory, simulate_noisy
+    from attnlib.frontiers import NoisyTrajectory, simulate_noisy
 
     model = Model(beta=2.0)
     X0 = sample_sphere(10, 3, rng=3)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from attnlib import Model, equiangular_gamma, orthonormal_frame, sample_sphere, simulate
-from attnlib.normalisation import (
+from attnlib.frontiers import (
     NormalisedModel,
     equiangular_scheme,
     equiangular_scheme_rhs,
@@ -130,7 +130,7 @@ def test_validation():
 
 @pytest.mark.parametrize("scheme", ["pre", "peri"])
 def test_time_to_level_in_the_post_ln_clock(scheme):
-    from attnlib.normalisation import scheme_time_to
+    from attnlib.frontiers import scheme_time_to
 
     for beta in (0.0, 3.0):
         T = scheme_time_to(1 - 1e-3, beta=beta, n=16, scheme=scheme)

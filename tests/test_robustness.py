@@ -18,7 +18,7 @@ from scipy.special import logsumexp
 import attnlib as al
 import attnlib.attention as att
 from attnlib import Model, sample_sphere
-from attnlib import angles
+from attnlib.circle import _angles as angles
 from attnlib import circle as cir
 from attnlib import clustering, extremisers, gaussian
 from attnlib._validation import TooManyStepsError, exp_scale, log_max

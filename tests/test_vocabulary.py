@@ -65,11 +65,11 @@ SYNONYMS = {
 #: keyword twins, e.g. the coursework's hidden tests).
 EXCEPTIONS = {
     # K is the number of Fourier modes of the circle kernel, as in the book's formulas
-    ("attnlib.angles", "kernel_coefficients", "K"),
+    ("attnlib.circle._angles", "kernel_coefficients", "K"),
     # K is the coupling of the Kuramoto model, as in the chapter's formulas
     ("attnlib.viz.circle", "kuramoto_figure", "K"),
     # n is the total mass (a float) normalising the weighted field
-    ("attnlib.staircase", "weighted_angle_velocity", "n"),
+    ("attnlib.frontiers._metastability", "weighted_angle_velocity", "n"),
 }
 
 

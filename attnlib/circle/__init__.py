@@ -24,12 +24,12 @@ evaluation costs :math:`O(nK)` instead of :math:`O(n^2)`, and the mean-field
 
 Where each part lives:
 
-* :mod:`attnlib.circle._angles` -- the particle model in angles
+* ``attnlib.circle._angles`` -- the particle model in angles
   (:class:`CircleModel`, :func:`simulate_angles`) and its conventions (shapes of
   angle arrays, scaled Bessel functions, densities);
-* :mod:`attnlib.circle._kuramoto` -- the Kuramoto model;
-* :mod:`attnlib.circle._meanfield` -- the mean field and its linear theory;
-* :mod:`attnlib.circle._scenarios` -- the runs the chapter's figures and widgets show
+* ``attnlib.circle._kuramoto`` -- the Kuramoto model;
+* ``attnlib.circle._meanfield`` -- the mean field and its linear theory;
+* ``attnlib.circle._scenarios`` -- the runs the chapter's figures and widgets show
   (:func:`particle_run`, :func:`density_run`);
 * the cluster rule on the circle, :func:`angle_clusters`, is in :mod:`attnlib.metrics`.
 

@@ -21,7 +21,7 @@ natural frequencies. The Jacobi–Anger expansion
 turns both sums into ``K`` Fourier modes of the empirical measure, so a velocity
 evaluation costs :math:`O(nK)` instead of :math:`O(n^2)`, and the mean-field
 (continuity) equation for a density on the circle can be solved spectrally
-(:mod:`attnlib.meanfield`). This module holds the particle model in angles (its
+(:mod:`attnlib.circle`). This module holds the particle model in angles (its
 field, its energy, its integration); :mod:`attnlib.circle` gathers it with the
 Kuramoto model, the mean field and the cluster rule on the circle.
 

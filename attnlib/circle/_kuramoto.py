@@ -1,6 +1,6 @@
 r"""The Kuramoto model of coupled oscillators and its order parameter.
 
-At :math:`\beta = 0` self-attention on the circle ([GLPR] §7, :mod:`attnlib.angles`)
+At :math:`\beta = 0` self-attention on the circle ([GLPR] §7, :mod:`attnlib.circle`)
 is the Kuramoto model with coupling one and no natural frequencies; with
 frequencies :math:`\omega_i` of a Lorentzian density of width :math:`\gamma` it
 synchronises above the critical coupling :math:`K_c = 2\gamma` (Kuramoto 1984;

@@ -2,7 +2,7 @@ r"""The mean-field equation on the circle, its linear theory, and densities.
 
 For a density :math:`\rho` on the circle, the continuity equation of self-attention
 ([GLPR] §2 and §7) is solved pseudo-spectrally by :func:`mean_field`: the kernels'
-Fourier coefficients are Bessel functions (:mod:`attnlib.angles`), so convolutions
+Fourier coefficients are Bessel functions (:mod:`attnlib.circle`), so convolutions
 are products of Fourier coefficients. Its linearisation at the uniform density gives
 the growth rate of each mode (:func:`growth_rates`, :func:`dominant_mode`: the number
 of clusters that emerge); :func:`sample_density` and :func:`circle_wasserstein`

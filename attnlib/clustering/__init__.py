@@ -3,19 +3,19 @@ r"""Clustering of self-attention dynamics: ensembles, phase diagrams, Wendel, sw
 The tools behind [GLPR] §4–6 and Figs 3–5, gathered in one package (each in the
 submodule of its idea):
 
-* :func:`simulate_ensemble` (:mod:`attnlib.clustering._ensemble`) integrates ``B``
+* :func:`simulate_ensemble` (``attnlib.clustering._ensemble``) integrates ``B``
   independent systems at once with explicit Euler steps followed by the retraction
   :math:`x \mapsto x/|x|` (the scheme of the reference code), records Gram-matrix
   observables on the fly (:class:`PairFraction`, :class:`ClusterCount`,
   :class:`InnerProductHistogram`, :class:`Energy`, from :mod:`attnlib.metrics`) and
   never stores the trajectory.
-* :func:`phase_diagram` (:mod:`attnlib.clustering._phase`) estimates
+* :func:`phase_diagram` (``attnlib.clustering._phase``) estimates
   :math:`P(\langle x_i(t), x_j(t)\rangle \ge 1-\delta)` over a grid
   of :math:`(t, \beta)`; :func:`phase_transition_curve` is the curve
   :math:`\Gamma = \{(t,\beta) : \gamma_\beta(t) = 1-\delta\}` of the equiangular ODE.
 * :func:`random_qkv` draws the random query, key and value matrices of [GLPR] Fig 5.
 * :func:`wendel_probability` and :func:`hemisphere_probability_mc`
-  (:mod:`attnlib.clustering._wendel`): [GLPR] Thm 6.7.
+  (``attnlib.clustering._wendel``): [GLPR] Thm 6.7.
 * :func:`sweep` (:mod:`attnlib.sweep`) maps a function over parameters, serially or
   on any :class:`concurrent.futures.Executor`, with per-task seeds from
   :class:`numpy.random.SeedSequence` so that every executor gives the same arrays.

@@ -5,7 +5,7 @@ followed by the retraction :math:`x \mapsto x/|x|` (the scheme of [GLPR]'s publi
 code), members in chunks that stay in cache, observing Gram matrices at the output
 times and, when asked, *retiring* the members whose tokens have all come within
 ``delta`` of each other (see the lemma below). It is the loop under both
-:func:`simulate_ensemble` and the phase diagrams of :mod:`attnlib.phase`.
+:func:`simulate_ensemble` and the phase diagrams of :mod:`attnlib.clustering`.
 
 * With :math:`Q = K = V = I` it takes the fused step of
   :func:`attnlib._kernel.euler_identity_steps` (one Gram product, one weighted sum

@@ -3,7 +3,7 @@ r"""Phase diagrams of clustering: [GLPR] Figs 3 and 5, and the curve Gamma.
 * :func:`phase_diagram` estimates
   :math:`P(\langle x_i(t), x_j(t)\rangle \ge 1-\delta)` over a grid of
   :math:`(t, \beta)` from ensembles of i.i.d. uniform initial tokens, integrated by
-  the engine of :mod:`attnlib.ensemble`, split into tasks run by
+  the engine of :mod:`attnlib.clustering`, split into tasks run by
   :func:`attnlib.sweep.sweep` (serially or on any executor);
 * :func:`phase_transition_curve` is the curve
   :math:`\Gamma = \{(t,\beta) : \gamma_\beta(t) = 1-\delta\}` of the
@@ -291,7 +291,7 @@ class PhaseTask:
     method : {"fast", "reference"}
         ``"fast"``: every value of ``beta`` of the task in one ensemble on the
         fused step, retiring clustered members; ``"reference"``: one
-        :func:`attnlib.ensemble.simulate_ensemble` per value, every member to the
+        :func:`attnlib.clustering.simulate_ensemble` per value, every member to the
         end (random ``qkv`` allowed).
     qkv : str or None
     retire : bool
@@ -395,7 +395,7 @@ def _fast(task: PhaseTask, seeds: tuple) -> tuple[list[tuple], int]:
 
     def retire(ti, members, G):
         done = can[members] & (G.min(axis=(-1, -2)) >= threshold + margin)
-        p[ti + 1 :, members[done]] = 1.0  # by the lemma of attnlib.ensemble
+        p[ti + 1 :, members[done]] = 1.0  # by the lemma of attnlib.clustering._ensemble
         return done
 
     run = run_ensemble(
@@ -451,21 +451,21 @@ def phase_diagram(
     [GLPR] Fig 3 (and Fig 5 with ``qkv``): for each ``beta``, ``samples`` systems of
     ``n`` i.i.d. uniform tokens on :math:`S^{d-1}` are integrated with explicit Euler
     steps ``dt`` and the retraction (the scheme of
-    :func:`attnlib.ensemble.simulate_ensemble`), and the fraction of close pairs is
+    :func:`attnlib.clustering.simulate_ensemble`), and the fraction of close pairs is
     averaged over the systems.
 
     Two methods give the same estimates, from the same initial tokens (the seed
     contract of the module docstring):
 
     * ``"fast"`` (``Q = K = V = I``): several values of ``beta`` form one ensemble
-      (per-member ``beta``) on the fused step of :mod:`attnlib.ensemble`, and, with
+      (per-member ``beta``) on the fused step of :mod:`attnlib.clustering`, and, with
       ``retire``, a system leaves the computation once all its pairs are within
-      ``delta``: by the invariance lemma of :mod:`attnlib.ensemble` (the discrete
+      ``delta``: by the invariance lemma of :mod:`attnlib.clustering` (the discrete
       cone collapse), its fraction is 1 at every later time, so the arrays are
       identical with and without retirement. ``dtype=np.float32`` halves the cost;
       its diagram agrees with float64 within the Monte Carlo error (the tests check
       it) but float64 is the default.
-    * ``"reference"``: one :func:`attnlib.ensemble.simulate_ensemble` per ``beta``,
+    * ``"reference"``: one :func:`attnlib.clustering.simulate_ensemble` per ``beta``,
       every system to the end (the only method for random ``qkv``).
 
     ``method=None`` takes the fastest that applies: ``"fast"``, or ``"reference"``

@@ -5,13 +5,13 @@ The model: the energy
 sphere ([BKKRW], the [GLPR] energy without its factor 1/2), its gradient flows for
 particles and densities, and the configurations that maximise or minimise it.
 
-* :mod:`attnlib.extremisers._flows` -- the flows (:func:`energy_flow`, in the
+* ``attnlib.extremisers._flows`` -- the flows (:func:`energy_flow`, in the
   Wasserstein or the self-attention metric), mirror descent on a grid
   (:func:`density_mirror_descent`), repulsive configurations
   (:func:`minimise_configuration`, :func:`platonic_points`, :func:`platonic_energy`)
   and the Gegenbauer expansion behind the uniform minimiser
   (:func:`gegenbauer_coefficients`, :func:`uniform_energy`);
-* :mod:`attnlib.extremisers._presets` -- the chapter's scenarios: the matrices ``D``
+* ``attnlib.extremisers._presets`` -- the chapter's scenarios: the matrices ``D``
   of its widget (:data:`PRESETS`, :func:`interaction_matrix`) and the flow each one
   runs (:func:`extremiser_run`).
 

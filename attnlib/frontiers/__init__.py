@@ -4,21 +4,21 @@ Each tool lives in the submodule of its idea:
 
 * where to put the layer norm: post-, pre- and peri-LN dynamics
   (:class:`NormalisedModel`, the equiangular solutions :func:`equiangular_scheme`
-  and :func:`scheme_time_to`; :mod:`attnlib.frontiers._layernorm`);
+  and :func:`scheme_time_to`; ``attnlib.frontiers._layernorm``);
 * causal attention with a positional (ALiBi) bias and what the last token retains
-  (:func:`CausalModel`, :func:`retention_profile`; :mod:`attnlib.frontiers._causal`);
+  (:func:`CausalModel`, :func:`retention_profile`; ``attnlib.frontiers._causal``);
 * the hardmax limit :math:`\beta \to \infty` (:func:`Hardmax`;
-  :mod:`attnlib.frontiers._hardmax`);
+  ``attnlib.frontiers._hardmax``);
   both build an :class:`attnlib.Model` (``mask="causal"``, ``kernel="hardmax"``);
 * tokens with Brownian noise and the noise threshold (:func:`simulate_noisy`,
-  :func:`noise_threshold`; :mod:`attnlib.frontiers._noise`);
+  :func:`noise_threshold`; ``attnlib.frontiers._noise``);
 * the modes of a kernel density, how many clusters can form (:func:`circle_modes`,
-  :func:`line_modes`; :mod:`attnlib.frontiers._density_modes`);
+  :func:`line_modes`; ``attnlib.frontiers._density_modes``);
 * metastability at large :math:`\beta`, the staircase of merging clusters
-  (:func:`merge_flow`; :mod:`attnlib.frontiers._metastability`);
+  (:func:`merge_flow`; ``attnlib.frontiers._metastability``);
 * the runs the chapter's figures and widgets show (:func:`scheme_solutions`,
   :func:`four_clusters`, :func:`causal_run`, :func:`voronoi_tokens`,
-  :func:`temperature_runs`; :mod:`attnlib.frontiers._scenarios`).
+  :func:`temperature_runs`; ``attnlib.frontiers._scenarios``).
 
 Like the core, it imports only numpy (scipy on first use).
 """

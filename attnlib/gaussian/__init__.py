@@ -6,11 +6,11 @@ the mean-field velocity at a Gaussian :math:`\mathcal N(\alpha, \Sigma)` is affi
 :math:`\dot\alpha = M\alpha + c`, :math:`\dot\Sigma = M\Sigma + \Sigma M^\top`
 ([CACP] §4), which may blow up in finite time.
 
-* :mod:`attnlib.gaussian._dynamics` -- the fields (:func:`gaussian_field`,
+* ``attnlib.gaussian._dynamics`` -- the fields (:func:`gaussian_field`,
   :func:`gaussian_rhs`), the integrator :func:`integrate_gaussian`, the Riccati
   solution and blow-up time, and the moments of a sampled cloud (:func:`fit_affine`,
   :func:`mardia_kurtosis`, the ranks);
-* :mod:`attnlib.gaussian._presets` -- the chapter's scenarios: the initial cloud
+* ``attnlib.gaussian._presets`` -- the chapter's scenarios: the initial cloud
   (:data:`ALPHA0`, :data:`SIGMA0`), the (Q, K, V) presets (:data:`PRESETS`,
   :func:`preset_model`) and the run its figure and widget show
   (:func:`cloud_scenario`).

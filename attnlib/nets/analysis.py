@@ -465,7 +465,7 @@ def retention_by_position(states: Any) -> np.ndarray:
 
     :math:`R_k = \mathbb E\,\langle\hat x_{n-1}(L), \hat x_k(0)\rangle` for
     :math:`k = 0, \dots, n-2`, averaged over the batch: the measured counterpart of
-    :func:`attnlib.causal.retention_profile` (a U shape is "lost in the middle").
+    :func:`attnlib.frontiers.retention_profile` (a U shape is "lost in the middle").
 
     Parameters
     ----------

@@ -355,7 +355,7 @@ _CONSTANTS: dict = {}
 
 def library_constants() -> dict:
     """The public constants of the modules of the library under test (for the
-    book's ``attnlib``: ``attnlib.NORMALIZATIONS``, ``attnlib.angles.TWO_PI``), as
+    book's ``attnlib``: ``attnlib.NORMALIZATIONS``, ``attnlib.gaussian.ALPHA0``), as
     plain data: module -> name -> value.
 
     The sandbox without the library gets them, so that an "implement" function
