@@ -6,7 +6,7 @@ for an ensemble. One engine under thin models: the attention field is computed i
 one place (:mod:`attnlib._kernel`) and time is stepped by one driver
 (:mod:`attnlib._stepping`); :class:`Model`, the ensembles and phase diagrams, the
 energy flows and the measure field are layers over them. The attention variants of the
-modelling chapter (:data:`VARIANTS`, :func:`variant_model`, ...) are here too. Each
+modelling chapter are built by :func:`variant_model`. Each
 later chapter's model is a topic package whose ``__init__`` says what is where:
 :mod:`attnlib.clustering`, :mod:`attnlib.gaussian`, :mod:`attnlib.circle`,
 :mod:`attnlib.extremisers` and :mod:`attnlib.frontiers`. The core and the topic
@@ -47,13 +47,7 @@ from .integrate import METHODS, Trajectory, glpr_usa_step, simulate
 from .metrics import all_within, cluster_count, cluster_labels, gram, pair_fraction
 from .sphere import orthonormal_frame, project, retract, sample_sphere
 
-from ._variants import (
-    VARIANTS,
-    usa_clock,
-    variant_field,
-    variant_model,
-    variant_trajectory,
-)
+from ._variants import variant_model
 from ._moved import install as _install_moved
 
 from ._version import __version__ as __version__
@@ -102,11 +96,7 @@ __all__ = [
     "Sphere",
     "velocity",
     # the attention variants of the modelling chapter
-    "VARIANTS",
     "variant_model",
-    "usa_clock",
-    "variant_field",
-    "variant_trajectory",
 ]
 
 

@@ -19,6 +19,8 @@ from typing import Any
 
 from ._deprecation import warn_moved
 
+_MISSING = object()
+
 #: old module -> (the package that now holds its names, the old names).
 MOVED_MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "angles": (
@@ -133,15 +135,10 @@ PRIVATE: dict[str, str] = {
 
 #: attnlib.scenarios was split: each of its names -> its new home.
 SCENARIOS: dict[str, str] = {
+    "variant_model": "attnlib.variant_model",
     **{
-        n: f"attnlib.{n}"
-        for n in (
-            "VARIANTS",
-            "variant_model",
-            "usa_clock",
-            "variant_field",
-            "variant_trajectory",
-        )
+        n: f"attnlib._variants.{n} (not public: what the modelling figures draw)"
+        for n in ("VARIANTS", "usa_clock", "variant_field", "variant_trajectory")
     },
     **{n: f"attnlib.circle.{n}" for n in ("particle_run", "density_run")},
     **{
@@ -173,8 +170,18 @@ SCENARIOS: dict[str, str] = {
 
 
 def _resolve(new: str) -> Any:
-    module, _, name = new.rpartition(".")
+    """The object that ``new`` (a dotted path, maybe followed by a comment) names."""
+    module, _, name = new.split(" ", 1)[0].rpartition(".")
     return getattr(importlib.import_module(module), name)
+
+
+def _home(new: str) -> str:
+    """``new``, or, if that name was retired since, where it went."""
+    module, _, name = new.split(" ", 1)[0].rpartition(".")
+    mod = importlib.import_module(module)
+    if name in vars(mod):
+        return new
+    return getattr(getattr(mod, "__getattr__", None), "homes", {}).get(name, new)
 
 
 def shim(old: str, homes: dict[str, str], code: str | None = None) -> types.ModuleType:
@@ -197,8 +204,9 @@ def shim(old: str, homes: dict[str, str], code: str | None = None) -> types.Modu
                 ) from None
             warn_moved(f"{old}.{name}", f"{code}.{name} (not public)")
             return value
-        warn_moved(f"{old}.{name}", homes[name])
-        return _resolve(homes[name])
+        home = _home(homes[name])
+        warn_moved(f"{old}.{name}", home)
+        return _resolve(home)
 
     def __dir__() -> list[str]:
         return sorted(homes)
@@ -232,15 +240,24 @@ def install() -> dict[str, types.ModuleType]:
     return out
 
 
-def retired(module: str, homes: dict[str, str]) -> Any:
+def retired(module: str, homes: dict[str, str], code: str | None = None) -> Any:
     """A module ``__getattr__`` for ``module`` that serves its retired names (keys of
-    ``homes``) from their homes (dotted paths), each with a warning naming it."""
+    ``homes``) from their homes (dotted paths), each with a warning naming it; and,
+    if ``code`` names the private module its code moved to, the other names without
+    a leading underscore that the module had, from there."""
 
     def __getattr__(name: str) -> Any:
         if name not in homes:
-            raise AttributeError(f"module {module!r} has no attribute {name!r}")
-        warn_moved(f"{module}.{name}", homes[name])
-        return _resolve(homes[name])
+            value = _MISSING
+            if code is not None and not name.startswith("_"):
+                value = getattr(importlib.import_module(code), name, _MISSING)
+            if value is _MISSING:
+                raise AttributeError(f"module {module!r} has no attribute {name!r}")
+            warn_moved(f"{module}.{name}", f"{code}.{name} (not public)")
+            return value
+        home = _home(homes[name])
+        warn_moved(f"{module}.{name}", home)
+        return _resolve(home)
 
     __getattr__.homes = homes  # type: ignore[attr-defined]
     return __getattr__

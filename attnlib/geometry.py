@@ -13,6 +13,8 @@ A geometry can be given by name where a model takes one: ``"sphere"`` or
 
 from __future__ import annotations
 
+from ._moved import retired
+
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -22,7 +24,11 @@ from . import sphere
 from ._deprecation import warn_moved
 from ._validation import as_numeric, check_int, check_rng
 
-__all__ = ["Sphere", "Euclidean", "as_geometry", "GEOMETRIES"]
+__all__ = [
+    "Sphere",
+    "Euclidean",
+    "as_geometry",
+]
 
 
 def _dimension(d: Any) -> int | None:
@@ -123,7 +129,7 @@ class Euclidean:
 
 
 #: The geometries by name.
-GEOMETRIES = {"sphere": Sphere, "euclidean": Euclidean}
+_GEOMETRIES = {"sphere": Sphere, "euclidean": Euclidean}
 
 
 def as_geometry(geometry: Any, name: str = "geometry") -> Sphere | Euclidean:
@@ -137,9 +143,19 @@ def as_geometry(geometry: Any, name: str = "geometry") -> Sphere | Euclidean:
         new = "'sphere'" if geometry else "'euclidean'"
         warn_moved(f"{name}={bool(geometry)}", f"geometry={new}", stacklevel=4)
         return Sphere() if geometry else Euclidean()
-    if isinstance(geometry, str) and geometry in GEOMETRIES:
-        return GEOMETRIES[geometry]()
+    if isinstance(geometry, str) and geometry in _GEOMETRIES:
+        return _GEOMETRIES[geometry]()
     raise TypeError(
         f"{name} must be attnlib.Sphere(), attnlib.Euclidean() or one of "
-        f"{sorted(GEOMETRIES)}, got {geometry!r}"
+        f"{sorted(_GEOMETRIES)}, got {geometry!r}"
     )
+
+
+#: Names no longer public, served for one release with a warning.
+__getattr__ = retired(
+    __name__,
+    {
+        "GEOMETRIES": "attnlib.geometry._GEOMETRIES"
+        " (not public: what as_geometry accepts)",
+    },
+)

@@ -14,6 +14,8 @@ Gram matrices ``(B, n, n)``, vectorised over an ensemble: the form in which
 
 from __future__ import annotations
 
+from ._moved import retired
+
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,7 +43,6 @@ __all__ = [
     "ClusterCount",
     "InnerProductHistogram",
     "Energy",
-    "cluster_count_from_gram",
     "Clusters",
     "angle_clusters",
 ]
@@ -172,7 +173,7 @@ class PairFraction:
         return close / (n * (n - 1))
 
 
-def cluster_count_from_gram(G: np.ndarray, delta: float = 1e-3) -> np.ndarray:
+def _cluster_count_from_gram(G: np.ndarray, delta: float = 1e-3) -> np.ndarray:
     r"""Number of clusters from Gram matrices, vectorised over the ensemble.
 
     Same rule as :func:`attnlib.cluster_count`: clusters are the connected components
@@ -193,7 +194,7 @@ def cluster_count_from_gram(G: np.ndarray, delta: float = 1e-3) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> cluster_count_from_gram(np.array([[1.0, 1.0, -1.0], [1.0, 1.0, -1.0],
+    >>> _cluster_count_from_gram(np.array([[1.0, 1.0, -1.0], [1.0, 1.0, -1.0],
     ...                                   [-1.0, -1.0, 1.0]]))
     2
     """
@@ -219,7 +220,7 @@ class ClusterCount:
         check_real(self.delta, "delta", low=0.0, high=2.0)
 
     def __call__(self, G: np.ndarray, beta: Any = None) -> np.ndarray:
-        return cluster_count_from_gram(G, self.delta)
+        return _cluster_count_from_gram(G, self.delta)
 
 
 @dataclass(frozen=True)
@@ -399,3 +400,13 @@ def angle_clusters(
     kept = kept[np.argsort(centers[kept])]
     remap[kept] = np.arange(kept.size)
     return Clusters(centers[kept], masses[kept], remap[labels])
+
+
+#: Names no longer public, served for one release with a warning.
+__getattr__ = retired(
+    __name__,
+    {
+        "cluster_count_from_gram": "attnlib.metrics._cluster_count_from_gram"
+        " (not public; from the states: attnlib.cluster_count)",
+    },
+)

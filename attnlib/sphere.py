@@ -6,6 +6,8 @@ Arrays hold points along the last axis: ``(n, d)`` for one configuration,
 
 from __future__ import annotations
 
+from ._moved import retired
+
 from typing import Any
 
 import numpy as np
@@ -26,7 +28,6 @@ __all__ = [
     "retract",
     "sample_sphere",
     "orthonormal_frame",
-    "tangent_frame",
     "tangent_jacobian",
 ]
 
@@ -138,7 +139,7 @@ def orthonormal_frame(
     return np.ascontiguousarray(q.T)
 
 
-def tangent_frame(x: np.ndarray) -> np.ndarray:
+def _tangent_frame(x: np.ndarray) -> np.ndarray:
     """An orthonormal basis of the tangent space :math:`T_x S^{d-1}`, as rows.
 
     Parameters
@@ -155,7 +156,7 @@ def tangent_frame(x: np.ndarray) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> F = tangent_frame(np.array([0.0, 0.0, 1.0]))
+    >>> F = _tangent_frame(np.array([0.0, 0.0, 1.0]))
     >>> F.shape, bool(np.allclose(F @ F.T, np.eye(2))), bool(np.allclose(F[:, 2], 0))
     ((2, 3), True, True)
     """
@@ -185,7 +186,8 @@ def tangent_jacobian(
     eps : float
         Difference step, in ``(0, 0.1]`` (a centred difference needs a small one).
     frames : sequence of n arrays of shape (d - 1, d), optional
-        Orthonormal tangent frames, as rows (default :func:`tangent_frame`).
+        Orthonormal tangent frames, as rows (by default an orthonormal completion
+        of each point).
 
     Returns
     -------
@@ -209,7 +211,7 @@ def tangent_jacobian(
     eps = check_real(eps, "eps", low=0.0, high=0.1, strict_low=True)
     n, d = X.shape
     if frames is None:
-        frames = [tangent_frame(x) for x in X]
+        frames = [_tangent_frame(x) for x in X]
     elif len(frames) != n or any(np.shape(F) != (d - 1, d) for F in frames):
         raise ValueError(
             f"frames must hold n={n} arrays of shape (d - 1, d) = ({d - 1}, {d})"
@@ -223,3 +225,13 @@ def tangent_jacobian(
             dv /= 2 * eps
             cols.append(np.concatenate([frames[k] @ dv[k] for k in range(n)]))
     return np.array(cols).T
+
+
+#: Names no longer public, served for one release with a warning.
+__getattr__ = retired(
+    __name__,
+    {
+        "tangent_frame": "attnlib.sphere._tangent_frame"
+        " (not public: the default frames of tangent_jacobian)",
+    },
+)

@@ -34,11 +34,8 @@ from ._validation import NORMALIZATIONS, check_choice, check_int
 
 __all__ = [
     "Derivation",
-    "NormRate",  # noqa: F822 (deprecated alias, module __getattr__)
     "norm_rate",
-    "EnergyGradientIdentity",  # noqa: F822 (deprecated alias, module __getattr__)
     "energy_gradient_identity",
-    "TwoParticleAngle",  # noqa: F822 (deprecated alias, module __getattr__)
     "two_particle_angle",
     "gram_velocity",
 ]

@@ -33,7 +33,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
-from attnlib.viz import MIN_TEXT_PX  # CSS pixels on the page
+from attnlib.viz._render import MIN_TEXT_PX  # CSS pixels on the page
 
 # the width of a figure's box in the book's column on the narrowest phone screen
 # (320 px; 342 px on a 390 px screen)
@@ -67,7 +67,7 @@ def legible_width(width: int, text_px: float | None) -> int | None:
 def hold(tag: str, png: bytes) -> str:
     """The ``<img>`` tag of the image ``png`` with its :func:`legible_width` in its
     style; unchanged when the image records no text size or has it already."""
-    from attnlib.viz import smallest_text
+    from attnlib.viz._render import smallest_text
 
     text = None if VAR in tag else smallest_text(png)
     if text is None:  # held already, or not measured
@@ -96,7 +96,7 @@ def legible_html(body: str, read: Any, phone: Any = None) -> str:
     (None if it is not known), ``phone(name, png)`` writes the phone's PNG
     ``png`` of that image and gives its address relative to the page (without
     it, figures keep their one image)."""
-    from attnlib.viz.screens import phone_image
+    from attnlib.viz._screens import phone_image
 
     def held(match: re.Match) -> str:
         if body.startswith("<source ", body.rfind("<", 0, match.start())):
@@ -146,7 +146,7 @@ def legible_figures(
 def strip_phone_images(app: Any, exception: Exception | None) -> None:
     """``build-finished``: the figures' files in ``_images/`` without the phone's
     PNG they carried (written beside them by :func:`legible_figures`)."""
-    from attnlib.viz.screens import without_phone
+    from attnlib.viz._screens import without_phone
 
     if exception is not None or app.builder.format != "html":
         return

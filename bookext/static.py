@@ -231,7 +231,7 @@ def externalise_frames(
 def _hold_player(tag: str, frames: list[bytes]) -> str:
     """The image of a player held at the legible width of the frame whose text is
     the smallest (all its frames have one size, so that every one reads)."""
-    from attnlib.viz import smallest_text
+    from attnlib.viz._render import smallest_text
 
     sizes = [(smallest_text(png), png) for png in frames]
     marked = [(text, png) for text, png in sizes if text is not None]
@@ -263,7 +263,7 @@ def figure_texts(text: str) -> tuple[str, str]:
     (:func:`attnlib.viz.screens.figure_text`): those the chapter wrote
     (``Figure: <caption>`` then ``Alt: <alternative text>``), else the caption
     taken from the description (:func:`caption_of`) and the description."""
-    from attnlib.viz.screens import ALT_TEXT
+    from attnlib.viz._screens import ALT_TEXT
 
     body = text.strip().removeprefix(FIGURE_TEXT)
     first, _, rest = body.partition("\n")

@@ -22,7 +22,6 @@ from attnlib.clustering import (
     Energy,
     InnerProductHistogram,
     PairFraction,
-    cluster_count_from_gram,
     hemisphere_probability_mc,
     in_hemisphere,
     phase_diagram,
@@ -32,6 +31,7 @@ from attnlib.clustering import (
     sweep,
     wendel_probability,
 )
+from attnlib.metrics import _cluster_count_from_gram as cluster_count_from_gram
 
 
 # ----------------------------------------------------------------- integrator

@@ -10,7 +10,8 @@ import nbformat  # noqa: E402
 import pytest  # noqa: E402
 from nbclient import NotebookClient  # noqa: E402
 
-from attnlib.viz import describe, smallest_text  # noqa: E402
+from attnlib.viz._describe import describe  # noqa: E402
+from attnlib.viz._render import smallest_text  # noqa: E402
 from bookext.static import IPYTHONDIR  # noqa: E402
 
 CELLS = [
@@ -129,7 +130,7 @@ def test_a_figure_with_a_caption_carries_it_and_a_phone_layout(executed):
     a phone's column and which records its text size too."""
     import base64
 
-    from attnlib.viz.screens import PHONE_COLUMN_PX, TARGET_PX, phone_image
+    from attnlib.viz._screens import PHONE_COLUMN_PX, TARGET_PX, phone_image
     from bookext.legible import png_size
     from bookext.static import figure_texts
 

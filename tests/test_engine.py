@@ -302,10 +302,20 @@ MOVED_ALL = {
         "temperature_runs",
     ],
 }
-#: Old names kept as deprecated aliases, and the class each resolves to.
+#: Old names kept as deprecated aliases or retired from the public API, and the
+#: object (its dotted path) each resolves to.
 DEPRECATED = {
-    ("attnlib.circle", "AngleTrajectory"): "Trajectory",
-    ("attnlib.extremisers", "DensityResult"): "Configuration",
+    ("attnlib.circle", "AngleTrajectory"): "attnlib.Trajectory",
+    ("attnlib.extremisers", "DensityResult"): "attnlib.extremisers.Configuration",
+    ("attnlib.clustering", "cluster_count_from_gram"): (
+        "attnlib.metrics._cluster_count_from_gram"
+    ),
+    ("attnlib.gaussian", "condition_number"): (
+        "attnlib.gaussian._dynamics.condition_number"
+    ),
+    ("attnlib.gaussian", "disc_coordinates"): (
+        "attnlib.gaussian._dynamics.disc_coordinates"
+    ),
 }
 #: The time-stepping driver's internals that attnlib.integrate exported: no longer
 #: public (not in __all__), still resolved for one release with a warning.
@@ -320,9 +330,10 @@ def test_every_old_name_resolves_from_its_old_module(module):
     mod = importlib.import_module(module)
     for name in OLD_ALL[module]:
         if (module, name) in DEPRECATED:
-            with pytest.warns(DeprecationWarning, match=name):
-                new = DEPRECATED[module, name]
-                assert getattr(mod, name) is getattr(mod, new)
+            with pytest.warns(DeprecationWarning, match=name) as rec:
+                home, _, new = DEPRECATED[module, name].rpartition(".")
+                assert getattr(mod, name) is getattr(importlib.import_module(home), new)
+            assert len(rec) == 1
             continue
         if (module, name) in INTERNALS:
             with pytest.warns(DeprecationWarning, match=f"integrate.{name} is dep"):
@@ -759,7 +770,10 @@ def private_imports(source: str) -> list[str]:
     interface to the rest of the package)."""
     out = []
     for n in ast.walk(ast.parse(source)):
-        if isinstance(n, ast.ImportFrom) and n.level > 0:
+        if not isinstance(n, ast.ImportFrom):
+            continue
+        # relative, or absolute from attnlib (``from attnlib.viz import _x``)
+        if n.level > 0 or (n.module or "").startswith("attnlib"):
             out += [
                 a.name
                 for a in n.names
@@ -777,6 +791,9 @@ def test_no_private_name_is_imported_across_modules():
     assert not {k: v for k, v in found.items() if v}
     assert private_imports("from .energy import _weights, energy") == ["_weights"]
     assert private_imports("from . import _kernel as kern") == []
+    assert private_imports("from attnlib.viz import _frame_png") == ["_frame_png"]
+    assert private_imports("from attnlib.viz._render import frame_png") == []
+    assert private_imports("from numpy import _core") == []
 
 
 @pytest.mark.parametrize(
@@ -836,12 +853,12 @@ def test_import_attnlib_is_light(module):
             "log=True",
         ),
         (
-            lambda: al.gaussian.disc_coordinates(np.zeros((2, 2))),
+            lambda: al.gaussian._dynamics.disc_coordinates(np.zeros((2, 2))),
             ValueError,
             "non-zero",
         ),
         (
-            lambda: al.gaussian.disc_coordinates(np.diag([1.0, -1.0])),
+            lambda: al.gaussian._dynamics.disc_coordinates(np.diag([1.0, -1.0])),
             ValueError,
             "positive semi-definite",
         ),

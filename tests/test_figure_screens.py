@@ -12,8 +12,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from attnlib.viz import caption, mark_text_size, record_text_sizes, smallest_text  # noqa: E402
-from attnlib.viz.screens import (  # noqa: E402
+from attnlib.viz import caption  # noqa: E402
+from attnlib.viz._render import mark_text_size, record_text_sizes, smallest_text  # noqa: E402
+from attnlib.viz._screens import (
     DESKTOP_COLUMN_PX,
     PHONE_COLUMN_PX,
     TARGET_PX,

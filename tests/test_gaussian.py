@@ -10,8 +10,6 @@ from attnlib import Model, simulate
 from attnlib.gaussian import (
     AffineField,
     blowup_time,
-    condition_number,
-    disc_coordinates,
     effective_rank,
     empirical_moments,
     fit_affine,
@@ -24,6 +22,7 @@ from attnlib.gaussian import (
     riccati_covariance,
     sample_gaussian,
 )
+from attnlib.gaussian._dynamics import condition_number, disc_coordinates
 
 # The blow-up example of the Gaussian chapter (closed form of [CACP] Section 4).
 S0_REF = np.array([[1.0, 0.3], [0.3, 0.6]])

@@ -10,8 +10,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pytest
 
-from attnlib.viz import (
-    _frame_png,
+from attnlib.viz._render import frame_png as _frame_png
+from attnlib.viz._render import (
     _palette_png,
     frame_dpi,
     mark_text_size,
@@ -124,7 +124,7 @@ def test_in_chromium_a_wide_figure_shrinks_and_its_picture_shows_the_phone_image
     hold it to, and nothing scrolls sideways); in a <picture> with a phone's image,
     Chromium shows the phone's image at 390 px, whose text the check measures, and
     the desktop's at 1366 px."""
-    from attnlib.viz.screens import attach_phone
+    from attnlib.viz._screens import attach_phone
 
     images = tmp_path / "_images"
     (images / "phone").mkdir(parents=True)

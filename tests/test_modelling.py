@@ -24,15 +24,11 @@ from attnlib import (
     simulate,
 )
 from attnlib.symbolic import energy_gradient_identity, norm_rate, two_particle_angle
-from attnlib.viz import player_html, smallest_text
-from attnlib.viz.modelling import (
-    VARIANTS,
-    animate_states,
-    plot_snapshots,
-    plot_variants,
-    variant_field,
-    variant_model,
-)
+from attnlib.viz._render import player_html, smallest_text
+from attnlib.viz.modelling import plot_snapshots, plot_variants
+from attnlib._variants import VARIANTS, variant_field
+from attnlib.viz.modelling import _animate_states as animate_states
+from attnlib import variant_model
 
 
 # the SA field X[mu] of mu = sum_j w_j delta_{y_j} at arbitrary points, as the

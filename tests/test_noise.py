@@ -6,12 +6,8 @@ from scipy.integrate import quad
 from scipy.special import eval_gegenbauer, gamma
 
 from attnlib import Model, sample_sphere, simulate
-from attnlib.frontiers import (
-    funk_hecke,
-    noise_threshold,
-    noisy_rates,
-    simulate_noisy,
-)
+from attnlib.frontiers import funk_hecke, noise_threshold, simulate_noisy
+from attnlib.frontiers._noise import noisy_rates
 
 
 def _funk_hecke_quad(ell, beta, d):

@@ -4,12 +4,8 @@ import numpy as np
 import pytest
 
 from attnlib import Model, equiangular_gamma, orthonormal_frame, sample_sphere, simulate
-from attnlib.frontiers import (
-    NormalisedModel,
-    equiangular_scheme,
-    equiangular_scheme_rhs,
-    sphere_clock,
-)
+from attnlib.frontiers import NormalisedModel, equiangular_scheme, sphere_clock
+from attnlib.frontiers._layernorm import equiangular_scheme_rhs
 
 
 @pytest.mark.parametrize("normalization", ["sa", "usa"])

@@ -7,7 +7,8 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from attnlib.circle import angle_velocity
-from attnlib.frontiers import cluster_energy, merge_flow, weighted_angle_velocity
+from attnlib.frontiers import merge_flow
+from attnlib.frontiers._metastability import cluster_energy, weighted_angle_velocity
 
 
 def test_velocity_is_usa_on_the_circle_shifted_by_e_beta():

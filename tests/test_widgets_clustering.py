@@ -18,12 +18,10 @@ from attnlib.clustering import (  # noqa: E402
     phase_diagram,
     simulate_ensemble,
 )
-from attnlib.viz.clustering import (  # noqa: E402
-    animate_inner_product_histograms,
-    animate_phase_diagrams,
-    plot_metastability,
-    plot_phase_diagrams,
-    plot_wendel,
+from attnlib.viz.clustering import plot_metastability, plot_phase_diagrams, plot_wendel
+from attnlib.viz.clustering import (
+    _animate_inner_product_histograms as animate_inner_product_histograms,
+    _animate_phase_diagrams as animate_phase_diagrams,
 )
 from attnlib.widgets.clustering import (  # noqa: E402
     histogram_explorer,

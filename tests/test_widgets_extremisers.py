@@ -12,11 +12,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from attnlib.energy import energy_D  # noqa: E402
-from attnlib.widgets.extremisers import (  # noqa: E402
-    PRESETS,
-    extremiser_widget,
-    interaction_matrix,
-)
+from attnlib.widgets.extremisers import extremiser_widget
+from attnlib.extremisers._presets import PRESETS, interaction_matrix
 
 
 def titles(w):

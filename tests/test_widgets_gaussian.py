@@ -10,19 +10,11 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from attnlib.gaussian import blowup_time  # noqa: E402
-from attnlib.viz.gaussian import (  # noqa: E402
-    cloud_animation,
-    cloud_scenario,
-    ellipse_points,
-    plot_disc,
-)
-from attnlib.widgets.gaussian import (  # noqa: E402
-    ALPHA0,
-    PRESETS,
-    SIGMA0,
-    gaussian_widget,
-    preset_model,
-)
+from attnlib.viz.gaussian import plot_disc
+from attnlib.viz.gaussian import _cloud_animation as cloud_animation
+from attnlib.gaussian._presets import cloud_scenario, ellipse_points
+from attnlib.widgets.gaussian import ALPHA0, SIGMA0, gaussian_widget
+from attnlib.gaussian import PRESETS, preset_model
 
 from .helpers import jshtml_frames  # noqa: E402
 

@@ -157,7 +157,7 @@ def figure_failures(
     read : callable, optional
         ``read(path) -> bytes`` (default: the file's bytes).
     """
-    from attnlib.viz import smallest_text
+    from attnlib.viz._render import smallest_text
 
     if not isinstance(width, int) or width <= 0:
         raise ValueError(f"width must be a positive int, got {width!r}")

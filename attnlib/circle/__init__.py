@@ -29,8 +29,7 @@ Where each part lives:
   angle arrays, scaled Bessel functions, densities);
 * ``attnlib.circle._kuramoto`` -- the Kuramoto model;
 * ``attnlib.circle._meanfield`` -- the mean field and its linear theory;
-* ``attnlib.circle._scenarios`` -- the runs the chapter's figures and widgets show
-  (:func:`particle_run`, :func:`density_run`);
+* ``attnlib.circle._scenarios`` -- the runs the chapter's widgets show;
 * the cluster rule on the circle, :func:`angle_clusters`, is in :mod:`attnlib.metrics`.
 
 References
@@ -41,9 +40,7 @@ Transformers*, §7. Kuramoto (1984); Strogatz, *From Kuramoto to Crawford* (2000
 
 from __future__ import annotations
 
-from typing import Any
-
-from .._deprecation import warn_moved
+from .._moved import retired
 from ._angles import (
     CircleModel,
     angle_velocity,
@@ -54,9 +51,7 @@ from ._angles import (
     to_angles,
     torus_energy,
 )
-from ..integrate import Trajectory
 from ._kuramoto import Kuramoto, kuramoto_r, lorentzian_frequencies, order_parameter
-from ._scenarios import density_run, particle_run
 from ._meanfield import (
     DensityTrajectory,
     circle_wasserstein,
@@ -90,18 +85,17 @@ __all__ = [
     "DensityTrajectory",
     "sample_density",
     "circle_wasserstein",
-    # the chapter's scenarios
-    "particle_run",
-    "density_run",
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # simulate_angles returns the Trajectory of attnlib.simulate since 0.2
-    if name == "AngleTrajectory":
-        warn_moved(
-            "attnlib.circle.AngleTrajectory",
-            "attnlib.Trajectory (what simulate_angles returns)",
-        )
-        return Trajectory
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = retired(
+    __name__,
+    {
+        # simulate_angles returns the Trajectory of attnlib.simulate since 0.2
+        "AngleTrajectory": "attnlib.Trajectory (what simulate_angles returns)",
+        **{
+            n: f"attnlib.circle._scenarios.{n} (not public: the run the widgets draw)"
+            for n in ("particle_run", "density_run")
+        },
+    },
+)

@@ -23,13 +23,14 @@ submodule of its idea):
 
 from __future__ import annotations
 
+from .._moved import retired
+
 from ._ensemble import EnsembleResult, simulate_ensemble
 from ..metrics import (
     ClusterCount,
     Energy,
     InnerProductHistogram,
     PairFraction,
-    cluster_count_from_gram,
 )
 from ._phase import (
     QKV_KINDS,
@@ -54,7 +55,6 @@ __all__ = [
     "ClusterCount",
     "InnerProductHistogram",
     "Energy",
-    "cluster_count_from_gram",
     "QKV_KINDS",
     "VALUE_KINDS",
     "random_qkv",
@@ -67,3 +67,11 @@ __all__ = [
     "in_hemisphere",
     "sweep",
 ]
+
+__getattr__ = retired(
+    __name__,
+    {
+        "cluster_count_from_gram": "attnlib.metrics._cluster_count_from_gram"
+        " (not public; from the states: attnlib.cluster_count)",
+    },
+)

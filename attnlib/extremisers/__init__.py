@@ -11,9 +11,8 @@ particles and densities, and the configurations that maximise or minimise it.
   (:func:`minimise_configuration`, :func:`platonic_points`, :func:`platonic_energy`)
   and the Gegenbauer expansion behind the uniform minimiser
   (:func:`gegenbauer_coefficients`, :func:`uniform_energy`);
-* ``attnlib.extremisers._presets`` -- the chapter's scenarios: the matrices ``D``
-  of its widget (:data:`PRESETS`, :func:`interaction_matrix`) and the flow each one
-  runs (:func:`extremiser_run`).
+* ``attnlib.extremisers._presets`` -- the matrices ``D`` of the chapter's widget
+  and the flow each one runs.
 
 References: [BKKRW] Burger, Kabri, Korolev, Roith, Weigand, arXiv:2501.03096;
 [GLPR] Geshkovski, Letrouit, Polyanskiy, Rigollet, arXiv:2312.10794 (§3).
@@ -21,9 +20,7 @@ References: [BKKRW] Burger, Kabri, Korolev, Roith, Weigand, arXiv:2501.03096;
 
 from __future__ import annotations
 
-from typing import Any
-
-from .._deprecation import warn_moved
+from .._moved import retired
 from ._flows import (
     Configuration,
     EnergyFlow,
@@ -37,7 +34,6 @@ from ._flows import (
     platonic_points,
     uniform_energy,
 )
-from ._presets import PRESETS, extremiser_run, interaction_matrix
 
 __all__ = [
     "EnergyFlow",
@@ -51,19 +47,18 @@ __all__ = [
     "gegenbauer_coefficients",
     "uniform_energy",
     "four_particle_ratio",
-    # the chapter's scenarios
-    "PRESETS",
-    "interaction_matrix",
-    "extremiser_run",
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # density_mirror_descent returns a Configuration (with weights)
-    if name == "DensityResult":
-        warn_moved(
-            "attnlib.extremisers.DensityResult",
-            "attnlib.extremisers.Configuration (what density_mirror_descent returns)",
-        )
-        return Configuration
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = retired(
+    __name__,
+    {
+        # density_mirror_descent returns a Configuration (with weights)
+        "DensityResult": "attnlib.extremisers.Configuration"
+        " (what density_mirror_descent returns)",
+        **{
+            n: f"attnlib.extremisers._presets.{n} (not public: what the widget runs)"
+            for n in ("PRESETS", "interaction_matrix", "extremiser_run")
+        },
+    },
+)

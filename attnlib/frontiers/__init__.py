@@ -16,15 +16,16 @@ Each tool lives in the submodule of its idea:
   :func:`line_modes`; ``attnlib.frontiers._density_modes``);
 * metastability at large :math:`\beta`, the staircase of merging clusters
   (:func:`merge_flow`; ``attnlib.frontiers._metastability``);
-* the runs the chapter's figures and widgets show (:func:`scheme_solutions`,
-  :func:`four_clusters`, :func:`causal_run`, :func:`voronoi_tokens`,
-  :func:`temperature_runs`; ``attnlib.frontiers._scenarios``).
+* the runs the chapter's figures and widgets show (:func:`four_clusters`,
+  :func:`causal_run`, :func:`voronoi_tokens`, :func:`temperature_runs`;
+  ``attnlib.frontiers._scenarios``).
 
 Like the core, it imports only numpy (scipy on first use).
 """
 
 from __future__ import annotations
 
+from .._moved import retired
 from ._causal import (
     CAUSAL_NORMALIZATIONS,
     CausalModel,
@@ -41,7 +42,6 @@ from ._noise import (
     NoisyTrajectory,
     funk_hecke,
     noise_threshold,
-    noisy_rates,
     simulate_noisy,
 )
 from ._layernorm import (
@@ -49,22 +49,18 @@ from ._layernorm import (
     EquiangularScheme,
     NormalisedModel,
     equiangular_scheme,
-    equiangular_scheme_rhs,
     scheme_time_to,
     sphere_clock,
 )
 from ._scenarios import (
     causal_run,
     four_clusters,
-    scheme_solutions,
     temperature_runs,
     voronoi_tokens,
 )
 from ._metastability import (
     MergeFlow,
-    cluster_energy,
     merge_flow,
-    weighted_angle_velocity,
 )
 
 __all__ = [
@@ -74,7 +70,6 @@ __all__ = [
     "sphere_clock",
     "EquiangularScheme",
     "equiangular_scheme",
-    "equiangular_scheme_rhs",
     "scheme_time_to",
     # causal attention
     "CAUSAL_NORMALIZATIONS",
@@ -90,7 +85,6 @@ __all__ = [
     "Hardmax",
     # noise
     "funk_hecke",
-    "noisy_rates",
     "noise_threshold",
     "NoisyTrajectory",
     "simulate_noisy",
@@ -100,14 +94,29 @@ __all__ = [
     "line_modes",
     "count_modes",
     # metastability
-    "cluster_energy",
     "MergeFlow",
     "merge_flow",
-    "weighted_angle_velocity",
     # the chapter's scenarios
-    "scheme_solutions",
     "four_clusters",
     "causal_run",
     "voronoi_tokens",
     "temperature_runs",
 ]
+
+#: Helpers that only the library calls, no longer public.
+__getattr__ = retired(
+    __name__,
+    {
+        "equiangular_scheme_rhs": "attnlib.frontiers._layernorm.equiangular_scheme_rhs"
+        " (not public: what equiangular_scheme integrates)",
+        "noisy_rates": "attnlib.frontiers._noise.noisy_rates"
+        " (not public: what noise_threshold solves)",
+        **{
+            n: f"attnlib.frontiers._metastability.{n}"
+            " (not public: what merge_flow integrates)"
+            for n in ("cluster_energy", "weighted_angle_velocity")
+        },
+        "scheme_solutions": "attnlib.frontiers._scenarios.scheme_solutions"
+        " (not public: what the scheme explorer draws)",
+    },
+)

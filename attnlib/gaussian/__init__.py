@@ -12,8 +12,7 @@ the mean-field velocity at a Gaussian :math:`\mathcal N(\alpha, \Sigma)` is affi
   :func:`mardia_kurtosis`, the ranks);
 * ``attnlib.gaussian._presets`` -- the chapter's scenarios: the initial cloud
   (:data:`ALPHA0`, :data:`SIGMA0`), the (Q, K, V) presets (:data:`PRESETS`,
-  :func:`preset_model`) and the run its figure and widget show
-  (:func:`cloud_scenario`).
+  :func:`preset_model`) and the run its widget shows.
 
 References
 ----------
@@ -23,13 +22,12 @@ Transformers*, arXiv:2501.18322 (2025), Section 4.
 
 from __future__ import annotations
 
+from .._moved import retired
 from ._dynamics import (
     GAUSSIAN_KERNELS,
     AffineField,
     GaussianTrajectory,
     blowup_time,
-    condition_number,
-    disc_coordinates,
     effective_rank,
     empirical_moments,
     fit_affine,
@@ -44,12 +42,8 @@ from ._dynamics import (
 )
 from ._presets import (
     ALPHA0,
-    KERNEL_CHOICES,
     PRESETS,
     SIGMA0,
-    CloudScenario,
-    cloud_scenario,
-    ellipse_points,
     preset_model,
 )
 
@@ -70,16 +64,29 @@ __all__ = [
     "fit_affine",
     "mardia_kurtosis",
     "effective_rank",
-    "condition_number",
     "numerical_rank",
-    "disc_coordinates",
     # the chapter's scenarios
     "ALPHA0",
     "SIGMA0",
     "PRESETS",
-    "KERNEL_CHOICES",
     "preset_model",
-    "ellipse_points",
-    "CloudScenario",
-    "cloud_scenario",
 ]
+
+__getattr__ = retired(
+    __name__,
+    {
+        **{
+            n: f"attnlib.gaussian._dynamics.{n} (not public: what the figures draw)"
+            for n in ("condition_number", "disc_coordinates")
+        },
+        **{
+            n: f"attnlib.gaussian._presets.{n} (not public: what the widget runs)"
+            for n in (
+                "KERNEL_CHOICES",
+                "CloudScenario",
+                "cloud_scenario",
+                "ellipse_points",
+            )
+        },
+    },
+)

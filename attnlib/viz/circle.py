@@ -6,6 +6,8 @@ draws only what it is given; the numbers come from :mod:`attnlib.circle`.
 
 from __future__ import annotations
 
+from .._moved import retired
+
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,17 +23,13 @@ from ..circle import (
 )
 from .._deprecation import moved_arguments
 from .._validation import fixed_seed
-from ..circle import particle_run
+from ..circle._scenarios import particle_run as _particle_run
 
 __all__ = [
-    "draw_circle",
-    "particle_run",
     "particles_figure",
     "draw_particles",
-    "particles_beta_animation",
     "density_figure",
     "draw_density",
-    "density_animation",
     "growth_rates_figure",
     "kuramoto_figure",
     "energy_figure",
@@ -40,7 +38,9 @@ __all__ = [
 TWO_PI = 2 * np.pi
 
 
-def draw_circle(ax: Any, theta: np.ndarray, *, color: Any = "C0", s: float = 18) -> Any:
+def _draw_circle(
+    ax: Any, theta: np.ndarray, *, color: Any = "C0", s: float = 18
+) -> Any:
     """Unit circle and the points :math:`(\\cos\\theta_i, \\sin\\theta_i)` on ``ax``."""
     t = np.linspace(0, TWO_PI, 200)
     ax.plot(np.cos(t), np.sin(t), color="0.8", lw=1)
@@ -60,7 +60,7 @@ def draw_particles(
     ax_c, ax_s, ax_r = axes
     for ax in axes:
         ax.clear()
-    draw_circle(ax_c, states[-1])
+    _draw_circle(ax_c, states[-1])
     ax_c.set_title(f"t = {times[-1]:g}", fontsize=10)
     n = states.shape[1]
     ax_s.plot(
@@ -96,14 +96,15 @@ def particles_figure(times: np.ndarray, states: np.ndarray, title: str = "") -> 
 
 
 @moved_arguments("betas n", renamed={"seed": "rng"})
-def particles_beta_animation(
+def _particles_beta_animation(
     betas: Sequence[float], n: int = 64, *, t_final: float = 20.0, rng: Any = 0
 ) -> FuncAnimation:
     """Space-time diagrams of SA particles, one frame per ``beta`` (the same initial
     angles, drawn from ``rng``: a seed or a Generator)."""
     seed = fixed_seed(rng)
     runs = [
-        particle_run(beta=b, n=n, t_final=t_final, n_frames=61, rng=seed) for b in betas
+        _particle_run(beta=b, n=n, t_final=t_final, n_frames=61, rng=seed)
+        for b in betas
     ]
     fig, axes = plt.subplots(
         1, 3, figsize=(9, 3), dpi=72, gridspec_kw={"width_ratios": [1, 1.6, 1.4]}
@@ -173,7 +174,7 @@ def density_figure(
     return fig
 
 
-def density_animation(
+def _density_animation(
     sol: DensityTrajectory, particles: np.ndarray | None = None, title: str = ""
 ) -> FuncAnimation:
     """One frame per output time of the mean-field density (and particle histograms)."""
@@ -298,3 +299,18 @@ def energy_figure(
         axes[1].set_ylabel(r"$\theta_i(t)$")
     fig.tight_layout()
     return fig
+
+
+#: Names no longer public, served for one release with a warning.
+__getattr__ = retired(
+    __name__,
+    {
+        "particle_run": "attnlib.circle._scenarios.particle_run"
+        " (not public: the run the widgets draw)",
+        "draw_circle": "attnlib.viz.circle.draw_particles (which draws the circle)",
+        "particles_beta_animation": "attnlib.widgets.circle.circle_particles"
+        " (the explorer of the same sweep)",
+        "density_animation": "attnlib.widgets.circle.circle_density"
+        " (the explorer of the same run)",
+    },
+)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .._moved import retired
+
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -14,9 +16,7 @@ from ..clustering import PhaseDiagram, phase_transition_curve, wendel_probabilit
 __all__ = [
     "plot_phase_diagram",
     "plot_phase_diagrams",
-    "animate_phase_diagrams",
     "plot_inner_product_histograms",
-    "animate_inner_product_histograms",
     "plot_metastability",
     "plot_equiangular_check",
     "plot_wendel",
@@ -86,7 +86,7 @@ def plot_phase_diagrams(pds: Sequence[PhaseDiagram], *, gamma: bool = True):
     return fig
 
 
-def animate_phase_diagrams(pds: Sequence[PhaseDiagram], *, interval: int = 900):
+def _animate_phase_diagrams(pds: Sequence[PhaseDiagram], *, interval: int = 900):
     """Animation over a list of phase diagrams (for example over ``d``)."""
     fig, ax = plt.subplots(figsize=(5, 4), dpi=72)
 
@@ -141,7 +141,7 @@ def plot_inner_product_histograms(
     return ax
 
 
-def animate_inner_product_histograms(
+def _animate_inner_product_histograms(
     edges: np.ndarray, counts: np.ndarray, times: np.ndarray, *, title: str = ""
 ):
     """Animation of the pooled inner-product histogram over time (bars)."""
@@ -288,3 +288,17 @@ def plot_decay(
         ax.set_title(title)
     fig.tight_layout()
     return fig
+
+
+#: Names no longer public, served for one release with a warning.
+__getattr__ = retired(
+    __name__,
+    {
+        "animate_phase_diagrams": "attnlib.widgets.clustering.phase_diagram_explorer"
+        " (the explorer of the same sweep)",
+        "animate_inner_product_histograms": (
+            "attnlib.widgets.clustering.histogram_explorer"
+            " (the explorer of the same sweep)"
+        ),
+    },
+)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .._moved import retired
+
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.animation import FuncAnimation
@@ -15,7 +17,6 @@ __all__ = [
     "plot_two_particle_energies",
     "plot_circle_density",
     "plot_gegenbauer",
-    "animate_lambda_sweep",
 ]
 
 CMAP = "viridis"
@@ -188,7 +189,7 @@ def plot_gegenbauer(ax, coeffs):
     ax.legend(fontsize=8)
 
 
-def animate_lambda_sweep(
+def _animate_lambda_sweep(
     lams, finals, energies, *, d_of_lam=None, figsize=(5, 4), dpi=72
 ):
     """Player over lambda: final configuration on S^1 for D = diag(1, lambda).
@@ -219,3 +220,13 @@ def animate_lambda_sweep(
     anim = FuncAnimation(fig, draw, frames=len(lams), interval=400, blit=False)
     plt.close(fig)
     return anim
+
+
+#: Names no longer public, served for one release with a warning.
+__getattr__ = retired(
+    __name__,
+    {
+        "animate_lambda_sweep": "attnlib.widgets.extremisers.extremiser_widget"
+        " (the explorer of the same sweep)",
+    },
+)

@@ -7,6 +7,8 @@ returns a :class:`matplotlib.figure.Figure` or an animation.
 
 from __future__ import annotations
 
+from .._moved import retired
+
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,7 +19,6 @@ from matplotlib.animation import FuncAnimation
 from ..frontiers import hardmax_weights
 
 __all__ = [
-    "SCHEME_COLORS",
     "draw_schemes",
     "schemes_figure",
     "phase_curves_figure",
@@ -26,17 +27,15 @@ __all__ = [
     "retention_figure",
     "renyi_figure",
     "long_context_figure",
-    "draw_cells",
     "draw_hardmax",
     "hardmax_figure",
     "staircase_figure",
     "modes_figure",
     "noise_figure",
-    "frames_animation",
 ]
 
 #: The matplotlib colour of each normalisation scheme in the chapter's figures.
-SCHEME_COLORS = {"post": "C0", "pre": "C1", "peri": "C2"}
+_SCHEME_COLORS = {"post": "C0", "pre": "C1", "peri": "C2"}
 
 
 def draw_schemes(
@@ -48,7 +47,7 @@ def draw_schemes(
         ax.clear()
     for name, sol in sols.items():
         t = sol.times[1:]
-        c = SCHEME_COLORS.get(name, None)
+        c = _SCHEME_COLORS.get(name, None)
         gap = 1 - sol.info["gamma"][1:]
         gap = np.where(gap > 1e-11, gap, np.nan)  # below: the solver's tolerance
         ax0.loglog(t, gap, color=c, label=f"{name}-LN")
@@ -86,7 +85,7 @@ def phase_curves_figure(
     fig, axes = plt.subplots(1, k, figsize=(4.2 * k, 3.6), squeeze=False)
     ax = axes[0, 0]
     for name, tb in curves.items():
-        ax.semilogx(tb, betas, color=SCHEME_COLORS.get(name), label=f"{name}-LN")
+        ax.semilogx(tb, betas, color=_SCHEME_COLORS.get(name), label=f"{name}-LN")
     ax.set_xlabel(r"time $t_\beta$ with $\gamma(t_\beta) = 1 - \delta$")
     ax.set_ylabel(r"$\beta$")
     ax.legend(fontsize=8)
@@ -218,7 +217,7 @@ def long_context_figure(
     return fig
 
 
-def draw_cells(ax: Any, vertices: np.ndarray, *, res: int = 300) -> None:
+def _draw_cells(ax: Any, vertices: np.ndarray, *, res: int = 300) -> None:
     """Colour the hull of ``vertices`` (in R^2) by the hardmax cell of each point."""
     lo, hi = vertices.min(axis=0) - 0.05, vertices.max(axis=0) + 0.05
     xs, ys = np.meshgrid(np.linspace(lo[0], hi[0], res), np.linspace(lo[1], hi[1], res))
@@ -251,7 +250,7 @@ def draw_hardmax(
     """Cells, the hull vertices and the token paths ``states`` (T, n, 2)."""
     ax.clear()
     if cells:
-        draw_cells(ax, vertices)
+        _draw_cells(ax, vertices)
     hull = np.vstack([vertices, vertices[:1]])
     ax.plot(hull[:, 0], hull[:, 1], "k-", lw=0.8)
     for i in range(states.shape[1]):
@@ -350,7 +349,7 @@ def noise_figure(
     return fig
 
 
-def frames_animation(
+def _frames_animation(
     draw: Any, frames: Sequence[Any], *, figsize: tuple = (10, 3.8), ncols: int = 2
 ) -> Any:
     """An animation calling ``draw(axes, frame)`` for each frame (static players)."""
@@ -365,3 +364,15 @@ def frames_animation(
     anim = FuncAnimation(fig, update, frames=len(frames), blit=False)
     plt.close(fig)
     return anim
+
+
+#: Names no longer public, served for one release with a warning.
+__getattr__ = retired(
+    __name__,
+    {
+        "SCHEME_COLORS": "attnlib.viz.frontiers.draw_schemes"
+        " (which colours the schemes)",
+        "draw_cells": "attnlib.viz.frontiers.draw_hardmax (which draws the cells)",
+        "frames_animation": "matplotlib.animation.FuncAnimation (a player of frames)",
+    },
+)

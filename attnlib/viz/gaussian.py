@@ -2,27 +2,23 @@
 
 from __future__ import annotations
 
+from .._moved import retired
+
 from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.animation import FuncAnimation
 
-from ..gaussian import (
-    CloudScenario,
-    cloud_scenario,
-    condition_number,
-    disc_coordinates,
-    effective_rank,
-    ellipse_points,
+from ..gaussian import effective_rank
+from ..gaussian._dynamics import condition_number, disc_coordinates
+from ..gaussian._presets import (
+    CloudScenario as _CloudScenario,
+    ellipse_points as _ellipse_points,
 )
 
 __all__ = [
-    "ellipse_points",
-    "CloudScenario",
-    "cloud_scenario",
     "draw_cloud",
-    "cloud_animation",
     "plot_moment_tracking",
     "plot_convergence",
     "plot_disc",
@@ -36,7 +32,7 @@ def draw_cloud(ax, X, alpha, Sigma, *, title: str = "", lim=None):
     """Scatter of the particles with the predicted 1- and 2-sigma ellipses."""
     ax.scatter(X[:, 0], X[:, 1], s=4, alpha=0.5, color="C0", label="particles")
     for k, ls in ((1.0, "--"), (2.0, "-")):
-        E = ellipse_points(alpha, Sigma, nsig=k)
+        E = _ellipse_points(alpha, Sigma, nsig=k)
         ax.plot(E[:, 0], E[:, 1], color="C3", ls=ls, lw=1.5)
     ax.plot(*alpha, "x", color="C3", ms=8)
     if lim is not None:
@@ -46,15 +42,15 @@ def draw_cloud(ax, X, alpha, Sigma, *, title: str = "", lim=None):
     return ax
 
 
-def _limits(sc: CloudScenario):
+def _limits(sc: _CloudScenario):
     P = sc.states.reshape(-1, 2)
     lo, hi = np.percentile(P, [0.5, 99.5], axis=0)
     pad = 0.1 * (hi - lo)
     return (lo[0] - pad[0], hi[0] + pad[0]), (lo[1] - pad[1], hi[1] + pad[1])
 
 
-def cloud_animation(
-    sc: CloudScenario, *, figsize=(5, 4), dpi: int = 80, title: str = ""
+def _cloud_animation(
+    sc: _CloudScenario, *, figsize=(5, 4), dpi: int = 80, title: str = ""
 ) -> FuncAnimation:
     """Animation of the particle cloud and the predicted ellipse over time."""
     fig, ax = plt.subplots(figsize=figsize, dpi=dpi)
@@ -199,3 +195,19 @@ def plot_kurtosis(times, kurtoses: Mapping[str, np.ndarray], *, d: int, ax=None)
     ax.set_ylabel("Mardia kurtosis")
     ax.legend(fontsize=8)
     return ax
+
+
+#: Names no longer public, served for one release with a warning.
+__getattr__ = retired(
+    __name__,
+    {
+        "ellipse_points": "attnlib.gaussian._presets.ellipse_points"
+        " (not public: what the figures draw)",
+        "CloudScenario": "attnlib.gaussian._presets.CloudScenario"
+        " (not public: what the widget runs)",
+        "cloud_scenario": "attnlib.gaussian._presets.cloud_scenario"
+        " (not public: what the widget runs)",
+        "cloud_animation": "attnlib.widgets.gaussian.gaussian_widget"
+        " (the explorer of the same run)",
+    },
+)

@@ -10,6 +10,8 @@ the paths and only relabels the time axis (:func:`variant_field`).
 
 from __future__ import annotations
 
+from .._moved import retired
+
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,26 +22,19 @@ from matplotlib.animation import FuncAnimation
 from .._deprecation import moved_arguments
 from .._validation import as_states
 from ..integrate import Trajectory
-from .. import (
-    VARIANTS,
-    usa_clock,
-    variant_field,
-    variant_model,
-    variant_trajectory,
+from .._variants import (
+    VARIANTS as _VARIANTS,
+    usa_clock as _usa_clock,
+    variant_model as _variant_model,
+    variant_trajectory as _variant_trajectory,
 )
 
 __all__ = [
-    "VARIANTS",
-    "variant_model",
-    "variant_field",
-    "usa_clock",
-    "variant_trajectory",
     "draw_sphere",
     "token_colors",
     "plot_snapshots",
     "plot_variants",
     "plot_circle_field",
-    "animate_states",
 ]
 
 
@@ -109,7 +104,7 @@ def plot_variants(
     times: np.ndarray,
     Q: np.ndarray | None = None,
     K: np.ndarray | None = None,
-    variants: Sequence[str] = tuple(VARIANTS),
+    variants: Sequence[str] = tuple(_VARIANTS),
     dt: float = 0.1,
 ) -> tuple[plt.Figure, dict[str, np.ndarray], dict[str, Trajectory]]:
     """The [CACP] variants side by side for one configuration on :math:`S^2`.
@@ -129,13 +124,13 @@ def plot_variants(
     n = X0.shape[0]
     mats, trajs = {}, {}
     for name in variants:
-        A = variant_model(name, beta=beta, Q=Q, K=K).attention(X0)
+        A = _variant_model(name, beta=beta, Q=Q, K=K).attention(X0)
         if name == "USA":
-            A = A * n * np.exp(-usa_clock(beta=beta, Q=Q, K=K))
-        elif VARIANTS[name]["normalization"] == "usa":
+            A = A * n * np.exp(-_usa_clock(beta=beta, Q=Q, K=K))
+        elif _VARIANTS[name]["normalization"] == "usa":
             A = A * n
         mats[name] = A
-        trajs[name] = variant_trajectory(
+        trajs[name] = _variant_trajectory(
             name, X0, beta=beta, times=times, Q=Q, K=K, dt=dt, usa_clock_rescaled=False
         )
     m = len(variants)
@@ -225,7 +220,7 @@ def plot_circle_field(
     return fig
 
 
-def animate_states(
+def _animate_states(
     states: np.ndarray,
     labels: Sequence[str],
     *,
@@ -274,3 +269,22 @@ def animate_states(
     anim = FuncAnimation(fig, update, frames=S.shape[0], interval=150, blit=False)
     plt.close(fig)
     return anim
+
+
+#: Names no longer public, served for one release with a warning.
+__getattr__ = retired(
+    __name__,
+    {
+        "VARIANTS": "attnlib._variants.VARIANTS"
+        " (not public: what the modelling figures draw)",
+        "variant_model": "attnlib.variant_model",
+        "variant_field": "attnlib._variants.variant_field"
+        " (not public: what the modelling figures draw)",
+        "usa_clock": "attnlib._variants.usa_clock"
+        " (not public: what the modelling figures draw)",
+        "variant_trajectory": "attnlib._variants.variant_trajectory"
+        " (not public: what the modelling figures draw)",
+        "animate_states": "attnlib.widgets.modelling.sphere_explorer"
+        " (the explorer of the same run)",
+    },
+)

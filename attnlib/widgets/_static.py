@@ -140,10 +140,10 @@ def _png(fig: Any, dpi: float) -> bytes:
     """The figure as a PNG of 256 colours, as the players' frames are stored (a
     third of the size, the same look for line art), that records the height of its
     smallest text (:func:`attnlib.viz.mark_text_size`), so that the page can keep
-    it legible (:func:`attnlib.viz._frame_png`)."""
-    from attnlib.viz import _frame_png
+    it legible (``attnlib.viz._render.frame_png``)."""
+    from attnlib.viz._render import frame_png
 
-    return _frame_png(fig, dpi, 256)
+    return frame_png(fig, dpi, 256)
 
 
 def _uri(png: bytes) -> str:
@@ -222,7 +222,7 @@ def render_frames(spec: StaticSpec) -> tuple[list[bytes], dict[str, int], int]:
     default : int
         Position of the frame of the values the controls had.
     """
-    from attnlib.viz import _drawn_at, frame_dpi
+    from attnlib.viz._render import drawn_at, frame_dpi
 
     start = [a.control.value for a in spec.axes]
     frames: list[bytes] = []
@@ -241,11 +241,11 @@ def render_frames(spec: StaticSpec) -> tuple[list[bytes], dict[str, int], int]:
     )
     default = None
     # every frame laid out from the layout the figure had when it was displayed
-    # (_restore_layout), and drawn at the frames' dpi with one renderer (_drawn_at)
+    # (_restore_layout), and drawn at the frames' dpi with one renderer (drawn_at)
     restore = _restore_layout(spec.fig)
     with _quiet(), _drawn_once(spec) as set_values:
         try:
-            with _drawn_at(spec.fig, dpi):
+            with drawn_at(spec.fig, dpi):
                 for combo in itertools.product(
                     *(range(len(a.values)) for a in spec.axes)
                 ):

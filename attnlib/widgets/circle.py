@@ -12,6 +12,8 @@ both can be driven headless.
 
 from __future__ import annotations
 
+from .._moved import retired
+
 from typing import Any
 
 import ipywidgets as widgets
@@ -20,14 +22,14 @@ import numpy as np
 
 from .._deprecation import moved_arguments
 from .._validation import check_int, check_real, fixed_seed
-from ..circle import density_run, particle_run
+from ..circle._scenarios import density_run, particle_run
 from ..viz.circle import draw_density, draw_particles
 from ._static import Axis, Explorer, StaticSpec, every, show
 
-__all__ = ["CircleParticles", "circle_particles", "CircleDensity", "circle_density"]
+__all__ = ["circle_particles", "circle_density"]
 
 
-class CircleParticles(Explorer):
+class _CircleParticles(Explorer):
     """Live SA particles on the circle (an :class:`~attnlib.widgets.Explorer`).
 
     Attributes
@@ -74,7 +76,7 @@ def circle_particles(
     t_final: float = 20.0,
     n_max: int = 256,
     rng: Any = 0,
-) -> CircleParticles:
+) -> Explorer:
     r"""Sliders ``beta`` in [0, 16] and ``n`` in [2, ``n_max``] for SA on the circle.
 
     Initial angles are the first ``n`` of ``n_max`` uniform draws from ``rng`` (a seed
@@ -111,7 +113,7 @@ def circle_particles(
             1, 3, figsize=(11, 3.4), gridspec_kw={"width_ratios": [1, 1.6, 1.4]}
         )
     plt.close(fig)  # shown through the Output widget only, never by a later plt.show()
-    w = CircleParticles(
+    w = _CircleParticles(
         {"beta": sl_beta, "n": sl_n}, fig, t_final=t_final, rng=rng, n_max=n_max
     )
     # without a kernel: beta from 0 to 16 in steps of 1 (n as given)
@@ -129,7 +131,7 @@ def circle_particles(
     )
 
 
-class CircleDensity(Explorer):
+class _CircleDensity(Explorer):
     """Live mean-field density on the circle with a particle histogram (an
     :class:`~attnlib.widgets.Explorer`).
 
@@ -194,7 +196,7 @@ def circle_density(
     grid_size: int = 512,
     rng: Any = 0,
     rho0: Any = None,
-) -> CircleDensity:
+) -> Explorer:
     r"""Sliders ``beta`` in [0.5, 12] and ``time`` in [0, ``t_final``].
 
     The default initial density is
@@ -238,7 +240,7 @@ def circle_density(
     with plt.ioff():
         fig, _ = plt.subplots(figsize=(6, 3.6))
     plt.close(fig)  # shown through the Output widget only, never by a later plt.show()
-    w = CircleDensity(
+    w = _CircleDensity(
         {"beta": sl_beta, "time": sl_t},
         fig,
         times=times,
@@ -262,3 +264,13 @@ def circle_density(
             ),
         )
     )
+
+
+#: Names no longer public, served for one release with a warning.
+__getattr__ = retired(
+    __name__,
+    {
+        "CircleParticles": "attnlib.widgets.Explorer (what circle_particles returns)",
+        "CircleDensity": "attnlib.widgets.Explorer (what circle_density returns)",
+    },
+)

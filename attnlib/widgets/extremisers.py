@@ -15,8 +15,8 @@ from ..sphere import sample_sphere
 from ..viz.extremisers import plot_circle_configuration, plot_sphere_configuration
 from ._static import Axis, Explorer, StaticSpec, show
 from .._moved import retired
-from ..extremisers import PRESETS as _PRESETS
-from ..extremisers import extremiser_run
+from ..extremisers._presets import PRESETS as _PRESETS
+from ..extremisers._presets import extremiser_run
 
 __all__ = ["extremiser_widget"]
 

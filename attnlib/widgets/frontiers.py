@@ -13,6 +13,8 @@ headless.
 
 from __future__ import annotations
 
+from .._moved import retired
+
 from typing import Any
 
 import ipywidgets as widgets
@@ -21,27 +23,20 @@ import numpy as np
 
 from .._validation import check_int, check_real
 from ..frontiers import (
-    causal_run,
-    four_clusters,
+    causal_run as _causal_run,
+    four_clusters as _four_clusters,
     retention_profile,
-    scheme_solutions,
-    temperature_runs,
-    voronoi_tokens,
+    temperature_runs as _temperature_runs,
+    voronoi_tokens as _voronoi_tokens,
 )
+from ..frontiers._scenarios import scheme_solutions
 from ..viz.frontiers import draw_causal, draw_hardmax, draw_schemes
 from ._static import Axis, Explorer, StaticSpec, show
 
 __all__ = [
-    "SchemeExplorer",
     "scheme_explorer",
-    "CausalExplorer",
     "causal_explorer",
-    "four_clusters",
-    "causal_run",
-    "TemperatureExplorer",
     "temperature_explorer",
-    "voronoi_tokens",
-    "temperature_runs",
 ]
 
 
@@ -59,7 +54,7 @@ def _slider(value, lo, hi, step, name):
 # ------------------------------------------------------------- normalisation
 
 
-class SchemeExplorer(Explorer):
+class _SchemeExplorer(Explorer):
     """Live equiangular solutions of the three schemes (an
     :class:`~attnlib.widgets.Explorer` with controls ``beta`` and ``n``)."""
 
@@ -83,7 +78,7 @@ class SchemeExplorer(Explorer):
         show(self.output, self.fig)
 
 
-def scheme_explorer(*, beta: float = 1.0, n: int = 32) -> SchemeExplorer:
+def scheme_explorer(*, beta: float = 1.0, n: int = 32) -> Explorer:
     """Sliders ``beta`` in [0, 9] and ``n`` in [2, 256].
 
     Examples
@@ -105,7 +100,7 @@ def scheme_explorer(*, beta: float = 1.0, n: int = 32) -> SchemeExplorer:
         fig, _ = plt.subplots(1, 2, figsize=(10, 3.6))
     plt.close(fig)
     # without a kernel: seven values of beta and four of n
-    return SchemeExplorer({"beta": sl_b, "n": sl_n}, fig).start(
+    return _SchemeExplorer({"beta": sl_b, "n": sl_n}, fig).start(
         StaticSpec(
             fig,
             [
@@ -126,7 +121,7 @@ def scheme_explorer(*, beta: float = 1.0, n: int = 32) -> SchemeExplorer:
 # ------------------------------------------------------------------ causal
 
 
-class CausalExplorer(Explorer):
+class _CausalExplorer(Explorer):
     """Live causal run and retention profile (an :class:`~attnlib.widgets.Explorer`
     with controls ``lam`` and ``beta``)."""
 
@@ -138,7 +133,7 @@ class CausalExplorer(Explorer):
     def run(self) -> tuple[np.ndarray, np.ndarray]:
         key = (float(self.lam.value), float(self.beta.value))
         if key not in self._cache:
-            self._cache[key] = causal_run(
+            self._cache[key] = _causal_run(
                 self.theta0,
                 beta=key[1],
                 lam=key[0],
@@ -183,7 +178,7 @@ def causal_explorer(
     n: int = 32,
     t_final: float = 10.0,
     dt: float = 0.01,
-) -> CausalExplorer:
+) -> Explorer:
     """Sliders ``lam`` in [0, 8] (ALiBi slope times n) and ``beta`` in [0.25, 4].
 
     Examples
@@ -199,7 +194,7 @@ def causal_explorer(
     beta = check_real(beta, "beta", low=0.25, high=4.0)
     t_final = check_real(t_final, "t_final", low=0.0, strict_low=True)
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
-    theta0, labels = four_clusters(check_int(n, "n", low=4))
+    theta0, labels = _four_clusters(check_int(n, "n", low=4))
     sl_l = _slider(lam, 0.0, 8.0, 0.5, "lam")
     sl_b = _slider(beta, 0.25, 4.0, 0.25, "beta")
     with plt.ioff():
@@ -207,7 +202,7 @@ def causal_explorer(
             1, 3, figsize=(12, 3.6), gridspec_kw={"width_ratios": [1, 1.8, 1.4]}
         )
     plt.close(fig)
-    w = CausalExplorer(
+    w = _CausalExplorer(
         {"lam": sl_l, "beta": sl_b},
         fig,
         theta0=theta0,
@@ -235,7 +230,7 @@ def causal_explorer(
 # ---------------------------------------------------------- low temperature
 
 
-class TemperatureExplorer(Explorer):
+class _TemperatureExplorer(Explorer):
     """Softmax against hardmax tokens (an :class:`~attnlib.widgets.Explorer` with
     the control ``log2beta``)."""
 
@@ -247,9 +242,9 @@ class TemperatureExplorer(Explorer):
     def runs(self) -> tuple[np.ndarray, np.ndarray]:
         b = float(2.0**self.log2beta.value)
         if "hard" not in self._cache:
-            self._cache["hard"] = temperature_runs(self.Z0, beta=None)
+            self._cache["hard"] = _temperature_runs(self.Z0, beta=None)
         if b not in self._cache:
-            self._cache[b] = temperature_runs(self.Z0, beta=b)
+            self._cache[b] = _temperature_runs(self.Z0, beta=b)
         return self._cache[b], self._cache["hard"]
 
     def redraw(self, *_: Any) -> None:
@@ -262,7 +257,7 @@ class TemperatureExplorer(Explorer):
         show(self.output, self.fig)
 
 
-def temperature_explorer(*, log2beta: float = 4.0, k: int = 5) -> TemperatureExplorer:
+def temperature_explorer(*, log2beta: float = 4.0, k: int = 5) -> Explorer:
     r"""Slider :math:`\log_2\beta` in [0, 9].
 
     Examples
@@ -280,7 +275,7 @@ def temperature_explorer(*, log2beta: float = 4.0, k: int = 5) -> TemperatureExp
     with plt.ioff():
         fig, _ = plt.subplots(1, 2, figsize=(8, 3.9))
     plt.close(fig)
-    w = TemperatureExplorer({"log2beta": sl}, fig, Z0=voronoi_tokens(k), k=k)
+    w = _TemperatureExplorer({"log2beta": sl}, fig, Z0=_voronoi_tokens(k), k=k)
     return w.start(
         StaticSpec(
             fig,
@@ -292,3 +287,19 @@ def temperature_explorer(*, log2beta: float = 4.0, k: int = 5) -> TemperatureExp
             ),
         )
     )
+
+
+#: Names no longer public, served for one release with a warning.
+__getattr__ = retired(
+    __name__,
+    {
+        "SchemeExplorer": "attnlib.widgets.Explorer (what scheme_explorer returns)",
+        "CausalExplorer": "attnlib.widgets.Explorer (what causal_explorer returns)",
+        "TemperatureExplorer": "attnlib.widgets.Explorer"
+        " (what temperature_explorer returns)",
+        "four_clusters": "attnlib.frontiers.four_clusters",
+        "causal_run": "attnlib.frontiers.causal_run",
+        "voronoi_tokens": "attnlib.frontiers.voronoi_tokens",
+        "temperature_runs": "attnlib.frontiers.temperature_runs",
+    },
+)

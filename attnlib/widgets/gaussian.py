@@ -13,14 +13,10 @@ import numpy as np
 from .._deprecation import moved_arguments
 from .._validation import check_int
 from .._moved import retired
-from ..gaussian import (
-    ALPHA0,
-    PRESETS as _PRESETS,
-    KERNEL_CHOICES,
-    SIGMA0,
-    cloud_scenario,
-    preset_model as _preset_model,
-)
+from ..gaussian import ALPHA0, SIGMA0
+from ..gaussian import PRESETS as _PRESETS
+from ..gaussian import preset_model as _preset_model
+from ..gaussian._presets import KERNEL_CHOICES, cloud_scenario
 from ..viz.gaussian import draw_cloud
 from ._static import Axis, Explorer, StaticSpec, every, show
 

@@ -10,6 +10,8 @@ slider only indexes into the stored states, so moving it is instant.
 
 from __future__ import annotations
 
+from .._moved import retired
+
 from typing import Any
 
 import ipywidgets as widgets
@@ -20,14 +22,14 @@ from IPython import get_ipython
 from .._deprecation import moved_arguments
 from .._validation import check_int, check_real, fixed_seed
 from ..sphere import sample_sphere
-from .. import VARIANTS, variant_trajectory
+from .._variants import VARIANTS, variant_trajectory
 from ..viz.modelling import draw_sphere, token_colors
 from ._static import Axis, Explorer, StaticSpec, every, show
 
-__all__ = ["SphereExplorer", "sphere_explorer"]
+__all__ = ["sphere_explorer"]
 
 
-class SphereExplorer(Explorer):
+class _SphereExplorer(Explorer):
     """A live view of tokens on :math:`S^2` (an :class:`~attnlib.widgets.Explorer`).
 
     Attributes
@@ -111,7 +113,7 @@ def sphere_explorer(
     n_frames: int = 41,
     n_max: int = 64,
     rng: Any = 0,
-) -> SphereExplorer:
+) -> Explorer:
     r"""Explore tokens on :math:`S^2` under the attention variants of the chapter.
 
     Parameters
@@ -123,7 +125,7 @@ def sphere_explorer(
         first ``n`` of one fixed uniform sample of ``n_max`` points (drawn from
         ``rng``, a seed or a Generator).
     variant : str
-        A key of :data:`attnlib.VARIANTS`.
+        One of "SA", "USA", "L2", "sigmoid", "Sinkhorn", "causal".
     t_final : float
         Final time (USA: on the clock :math:`s = e^\beta t`).
     n_frames : int
@@ -131,7 +133,7 @@ def sphere_explorer(
 
     Returns
     -------
-    SphereExplorer
+    Explorer
 
     Examples
     --------
@@ -191,7 +193,7 @@ def sphere_explorer(
     ax.set_ylim(-0.1, 1.02)
     ax.set_ylabel(r"mean $\langle x_i, x_j\rangle$")
     ax.grid(alpha=0.3)
-    e = SphereExplorer(
+    e = _SphereExplorer(
         {"beta": b, "n": nn, "variant": var, "time": tt},
         fig,
         rows=[["beta", "n"], ["variant", "time"]],
@@ -218,3 +220,12 @@ def sphere_explorer(
             live_only=["n", "variant"],
         )
     )
+
+
+#: Names no longer public, served for one release with a warning.
+__getattr__ = retired(
+    __name__,
+    {
+        "SphereExplorer": "attnlib.widgets.Explorer (what sphere_explorer returns)",
+    },
+)

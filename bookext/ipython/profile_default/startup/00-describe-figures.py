@@ -24,7 +24,7 @@ def _attnlib_describe_figures():
     formatters = shell.display_formatter.formatters
 
     def describe_figure(fig, printer, cycle):
-        from attnlib.viz.screens import figure_text
+        from attnlib.viz._screens import figure_text
 
         printer.text(figure_text(fig))
 
@@ -33,8 +33,8 @@ def _attnlib_describe_figures():
         and recording the size of its text in each PNG."""
 
         def print_png(fig):
-            from attnlib.viz import mark_text_size, record_text_sizes
-            from attnlib.viz.screens import attach_phone, screen_pngs
+            from attnlib.viz._render import mark_text_size, record_text_sizes
+            from attnlib.viz._screens import attach_phone, screen_pngs
 
             first = []
 

@@ -144,7 +144,7 @@ def attach_phone(png: bytes, phone: bytes) -> bytes:
 
     Examples
     --------
-    >>> from attnlib.viz import _IHDR
+    >>> from attnlib.viz._render import _IHDR
     >>> one = _PNG + _IHDR
     >>> phone_image(attach_phone(one, one)) == one
     True
