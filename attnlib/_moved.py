@@ -140,26 +140,26 @@ SCENARIOS: dict[str, str] = {
         n: f"attnlib._variants.{n} (not public: what the modelling figures draw)"
         for n in ("VARIANTS", "usa_clock", "variant_field", "variant_trajectory")
     },
-    **{n: f"attnlib.circle.{n}" for n in ("particle_run", "density_run")},
     **{
-        n: f"attnlib.gaussian.{n}"
-        for n in (
-            "ALPHA0",
-            "SIGMA0",
-            "KERNEL_CHOICES",
-            "preset_model",
-            "ellipse_points",
-            "CloudScenario",
-            "cloud_scenario",
-        )
+        n: f"attnlib.circle._scenarios.{n} (not public: the run the widgets draw)"
+        for n in ("particle_run", "density_run")
     },
+    **{n: f"attnlib.gaussian.{n}" for n in ("ALPHA0", "SIGMA0", "preset_model")},
     "GAUSSIAN_PRESETS": "attnlib.gaussian.PRESETS",
-    "EXTREMISER_PRESETS": "attnlib.extremisers.PRESETS",
-    **{n: f"attnlib.extremisers.{n}" for n in ("interaction_matrix", "extremiser_run")},
+    **{
+        n: f"attnlib.gaussian._presets.{n} (not public: what the widget runs)"
+        for n in ("KERNEL_CHOICES", "ellipse_points", "CloudScenario", "cloud_scenario")
+    },
+    **{
+        f"EXTREMISER_{n}" if n == "PRESETS" else n: f"attnlib.extremisers._presets.{n}"
+        " (not public: what the widget runs)"
+        for n in ("PRESETS", "interaction_matrix", "extremiser_run")
+    },
+    "scheme_solutions": "attnlib.frontiers._scenarios.scheme_solutions"
+    " (not public: what the scheme explorer draws)",
     **{
         n: f"attnlib.frontiers.{n}"
         for n in (
-            "scheme_solutions",
             "four_clusters",
             "causal_run",
             "voronoi_tokens",

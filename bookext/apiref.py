@@ -140,7 +140,8 @@ def page(module: ModuleType, modules: list[ModuleType]) -> str:
             own += [
                 f".. py:data:: {attr}",
                 f"   :module: {name}",
-                f"   :value: {obj!r}",
+                # on one line: an array's repr spans several
+                f"   :value: {' '.join(repr(obj).split())}",
                 "",
             ]
             own += [f"   {line}" for line in data_comment(attr).splitlines()] + [""]

@@ -77,7 +77,7 @@ def test_a_frame_drawn_once_is_the_palette_png_of_matplotlibs_png(dpi, monkeypat
     two_steps = mark_text_size(_palette_png(buffer.getvalue(), 256), sizes)
     assert _palette_png(buffer.getvalue(), 256) != buffer.getvalue()  # smaller
     with monkeypatch.context() as m:  # drawn once: no PNG of matplotlib decoded
-        m.setattr("attnlib.viz._palette_png", lambda *a: pytest.fail("decoded"))
+        m.setattr("attnlib.viz._render._palette_png", lambda *a: pytest.fail("decoded"))
         assert _frame_png(fig, dpi, 256) == two_steps
     # a transparent figure keeps its transparency: matplotlib's PNG, marked
     fig.patch.set_alpha(0.0)
