@@ -56,7 +56,7 @@ def gaussian_widget(
         With the controls ``"preset"``, ``"kernel"``,
         ``"seed"`` and ``"frame"``, and the attributes ``ax``, ``scenario()`` (the
         current run, an :class:`attnlib.Trajectory`; see
-        :func:`attnlib.gaussian.cloud_scenario`), ``time_readout`` (the live
+        :func:`attnlib.gaussian._presets.cloud_scenario`), ``time_readout`` (the live
         readout "t = ...") and ``frame_times()`` (the times of the runs drawn, by
         preset, seed and kernel).
     """
