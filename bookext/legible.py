@@ -6,8 +6,8 @@ of 342 px, showed its tick labels 2.9 px high. The book's kernels draw each
 figure for a desktop's column, where its smallest text shows at least 8 px high,
 and, when its panels sit in a row or its text would be smaller than that on a
 phone, once more for a phone's column: its panels stacked in one column, at the
-width where its text reads there (:func:`attnlib.viz.screens.screen_pngs`). The
-phone's PNG travels inside the desktop's (:func:`attnlib.viz.screens.attach_phone`);
+width where its text reads there (:func:`attnlib.viz._screens.screen_pngs`). The
+phone's PNG travels inside the desktop's (:func:`attnlib.viz._screens.attach_phone`);
 :func:`legible_figures` (``html-page-context``) writes it to a file of its own
 under ``_images/phone/`` and shows the figure as a ``<picture>`` whose source for
 screens up to :data:`PHONE_MEDIA` is the phone's image: the browser picks one,
@@ -16,7 +16,7 @@ with no script, and fetches only that one. :func:`strip_phone_images`
 desktop page does not download it. The PDF takes the desktop's image.
 
 Each PNG records the height, in its pixels, of its smallest text
-(:func:`attnlib.viz.mark_text_size`); the images of explorers and players get, in
+(:func:`attnlib.viz._render.mark_text_size`); the images of explorers and players get, in
 their style, the width at which that text is :data:`MIN_TEXT_PX` CSS px high
 (:func:`hold`), which they keep on a wide screen; on a phone they shrink to the
 column like any image (no image scrolls sideways). The page check measures the

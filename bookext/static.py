@@ -16,7 +16,7 @@ that do not exist offline).
   explorer, inline ``data:`` URIs in the notebook's output, become image files under
   ``_images/explorer/`` that a reader's browser fetches only when a control asks for
   them, and the saved widget state (read above) is not embedded in the page. The
-  frames of a player (:func:`attnlib.viz.player_html`) become files under
+  frames of a player (:func:`attnlib.viz._render.player_html`) become files under
   ``_images/player/`` too (its script loads them all at once, as it did from its
   ``data:`` URIs, which weighed a third more). The image of either is held at its
   legible width (:func:`bookext.legible.hold`), as the page check measures it.
@@ -235,7 +235,7 @@ def _hold_player(tag: str, frames: list[bytes]) -> str:
 
     sizes = [(smallest_text(png), png) for png in frames]
     marked = [(text, png) for text, png in sizes if text is not None]
-    if not marked:  # not drawn by attnlib.viz.player_html: not measured
+    if not marked:  # not drawn by attnlib.viz._render.player_html: not measured
         return tag
     return hold(tag, min(marked, key=lambda m: m[0])[1])
 
@@ -244,7 +244,7 @@ FIGURE_TEXT = "Figure: "
 
 
 def caption_of(alt: str) -> str:
-    """The caption of a figure from its description (:func:`attnlib.viz.describe`):
+    """The caption of a figure from its description (:func:`attnlib.viz._describe.describe`):
     the figure's title, else its panels' titles, without what the axes show."""
     text, before = alt, None
     while text != before:  # innermost parentheses first: "(y: I_k(β); ...)"
@@ -260,7 +260,7 @@ def caption_of(alt: str) -> str:
 
 def figure_texts(text: str) -> tuple[str, str]:
     """Caption and alternative text of a figure from its text form
-    (:func:`attnlib.viz.screens.figure_text`): those the chapter wrote
+    (:func:`attnlib.viz._screens.figure_text`): those the chapter wrote
     (``Figure: <caption>`` then ``Alt: <alternative text>``), else the caption
     taken from the description (:func:`caption_of`) and the description."""
     from attnlib.viz._screens import ALT_TEXT

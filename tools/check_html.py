@@ -259,7 +259,7 @@ def figure_images(nb: dict) -> set[str]:
     """File names of the images (``_images/<sha256>.png``, as myst-nb names them) of
     the figures an executed notebook draws: its ``image/png`` outputs whose text
     is a figure's (``Figure: ...``), and the frames of its players
-    (:func:`attnlib.viz.player_html`, ``_images/player/<name>`` in the page,
+    (:func:`attnlib.viz._render.player_html`, ``_images/player/<name>`` in the page,
     :func:`bookext.static.frame_name`), each of which records the size of its
     smallest text."""
     import base64

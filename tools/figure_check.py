@@ -12,7 +12,7 @@ fails the page when
   every figure, at a phone's width for the figures shown in their phone layout
   (a ``<picture>`` whose source for the phone's screen the browser chose,
   :mod:`bookext.legible`). The height is the one its PNG records
-  (:func:`attnlib.viz.mark_text_size`) times the width the image has on screen
+  (:func:`attnlib.viz._render.mark_text_size`) times the width the image has on screen
   over its width in pixels; a figure of the chapter that records none fails;
 * at a desktop's width, its alternative text is empty, is its caption again, or
   is a machine dump (:func:`machine_dump`); a numbered figure's caption is empty

@@ -101,7 +101,7 @@ def caption(fig: Any, text: str, *, alt: str) -> None:
 def figure_text(fig: Any) -> str:
     """The text form of a figure while the book is built: ``Figure: <caption>``
     and ``Alt: <alternative text>`` on the next line when :func:`caption` gave
-    them, else ``Figure: <description>`` (:func:`attnlib.viz.describe`)."""
+    them, else ``Figure: <description>`` (:func:`attnlib.viz._describe.describe`)."""
     texts = getattr(fig, _TEXTS, None)
     if texts is not None:
         return f"{FIGURE_TEXT}{texts[0]}\n{ALT_TEXT}{texts[1]}"

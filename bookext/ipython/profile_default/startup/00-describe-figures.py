@@ -1,13 +1,13 @@
 # Started by the kernels that execute the chapters while the book is built (bookext
 # sets IPYTHONDIR to the folder above): the text form of a matplotlib figure gives
-# its caption and alternative text (attnlib.viz.screens.figure_text: those the
+# its caption and alternative text (attnlib.viz._screens.figure_text: those the
 # chapter wrote with attnlib.viz.caption, else a description of its panels)
 # instead of "<Figure size ...>", and bookext makes them the caption and the
 # alternative text of the figure's image. Its PNG is drawn for a desktop's column
 # and, when its panels sit in a row or its text would read too small on a phone,
-# carries a second PNG drawn for a phone's column (attnlib.viz.screens.screen_pngs),
+# carries a second PNG drawn for a phone's column (attnlib.viz._screens.screen_pngs),
 # which bookext shows on narrow screens. Each PNG records, in a text chunk, the
-# height in its pixels of its smallest text (attnlib.viz.mark_text_size), which the
+# height in its pixels of its smallest text (attnlib.viz._render.mark_text_size), which the
 # page check measures.
 #
 # When pyplot activates the inline backend, IPython's select_figure_formats removes
