@@ -16,8 +16,8 @@ with no script, and fetches only that one. :func:`strip_phone_images`
 desktop page does not download it. The PDF takes the desktop's image.
 
 Each PNG records the height, in its pixels, of its smallest text
-(:func:`attnlib.viz._render.mark_text_size`); the images of explorers and players get, in
-their style, the width at which that text is :data:`MIN_TEXT_PX` CSS px high
+(:func:`attnlib.viz._render.mark_text_size`); the images of explorers and players
+get, in their style, the width at which that text is :data:`MIN_TEXT_PX` CSS px high
 (:func:`hold`), which they keep on a wide screen; on a phone they shrink to the
 column like any image (no image scrolls sideways). The page check measures the
 result in Chromium at 390 and 1366 px (:mod:`tools.figure_check`).

@@ -1,5 +1,5 @@
 """What a figure draws, in words: the fallback description of a figure that has no
-caption of its own (:func:`attnlib.viz._describe.describe`), and the plain text of its labels."""
+caption of its own (:func:`describe`), and the plain text of its labels."""
 
 from __future__ import annotations
 

@@ -139,8 +139,8 @@ def every(values: Sequence[Any], step: int) -> list[Any]:
 def _png(fig: Any, dpi: float) -> bytes:
     """The figure as a PNG of 256 colours, as the players' frames are stored (a
     third of the size, the same look for line art), that records the height of its
-    smallest text (:func:`attnlib.viz._render.mark_text_size`), so that the page can keep
-    it legible (``attnlib.viz._render.frame_png``)."""
+    smallest text (:func:`attnlib.viz._render.mark_text_size`), so that the page can
+    keep it legible (``attnlib.viz._render.frame_png``)."""
     from attnlib.viz._render import frame_png
 
     return frame_png(fig, dpi, 256)

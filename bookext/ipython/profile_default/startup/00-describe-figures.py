@@ -7,8 +7,8 @@
 # and, when its panels sit in a row or its text would read too small on a phone,
 # carries a second PNG drawn for a phone's column (attnlib.viz._screens.screen_pngs),
 # which bookext shows on narrow screens. Each PNG records, in a text chunk, the
-# height in its pixels of its smallest text (attnlib.viz._render.mark_text_size), which the
-# page check measures.
+# height in its pixels of its smallest text (attnlib.viz._render.mark_text_size),
+# which the page check measures.
 #
 # When pyplot activates the inline backend, IPython's select_figure_formats removes
 # every printer of Figure, these included. So pyplot's backend is loaded here first
