@@ -245,7 +245,8 @@ FIGURE_TEXT = "Figure: "
 
 def caption_of(alt: str) -> str:
     """The caption of a figure from its description
-    (:func:`attnlib.viz._describe.describe`): the figure's title, else its panels' titles, without what the axes show."""
+    (:func:`attnlib.viz._describe.describe`): the figure's title, else its panels'
+    titles, without what the axes show."""
     text, before = alt, None
     while text != before:  # innermost parentheses first: "(y: I_k(β); ...)"
         before, text = text, re.sub(r"\s*\([^()]*\)", "", text)
