@@ -255,3 +255,11 @@ def test_the_former_scheme_attribute_warns_and_names_layer_norm():
         assert m.scheme == "peri"
     # the attributes that every model has read as they did
     assert m.beta == 1.0 and m.normalization == "sa" and m.sphere is False
+
+
+@pytest.mark.parametrize("scheme", ["pre", "peri"])
+def test_the_gaussian_equations_refuse_a_layer_norm_model(scheme):
+    from attnlib.gaussian import gaussian_rhs
+
+    with pytest.raises(ValueError, match="model.layer_norm must be None"):
+        gaussian_rhs(Model(layer_norm=scheme), [0.0, 0.0], np.eye(2))
