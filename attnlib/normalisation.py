@@ -13,6 +13,9 @@ versions are
 * **peri-LN**: as pre-LN, and the update is normalised too,
   :math:`\dot y_i = u_i(X)/|u_i(X)|`.
 
+Each is :class:`attnlib.Model` with ``layer_norm="post"``, ``"pre"`` or ``"peri"``
+(what :func:`NormalisedModel` returns).
+
 With :math:`r_i = |y_i|`, differentiating :math:`x_i = y_i/r_i` gives
 
 .. math::
@@ -79,7 +82,7 @@ __all__ = [
     "scheme_time_to",
 ]
 
-#: The placements of layer normalisation of :class:`NormalisedModel`.
+#: The placements of layer normalisation of :func:`NormalisedModel`.
 SCHEMES = ("post", "pre", "peri")
 
 
