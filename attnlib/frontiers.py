@@ -4,13 +4,14 @@ Each tool lives in the module of its idea; this module gathers them, as
 :mod:`attnlib.circle` and :mod:`attnlib.clustering` do for theirs:
 
 * where to put the layer norm: post-, pre- and peri-LN dynamics
-  (:class:`NormalisedModel`, the equiangular solutions :func:`equiangular_scheme`
+  (:func:`NormalisedModel`, the equiangular solutions :func:`equiangular_scheme`
   and :func:`scheme_time_to`; :mod:`attnlib.normalisation`);
 * causal attention with a positional (ALiBi) bias and what the last token retains
   (:func:`CausalModel`, :func:`retention_profile`; :mod:`attnlib.causal`);
 * the hardmax limit :math:`\beta \to \infty` (:func:`Hardmax`;
   :mod:`attnlib.hardmax`);
-  both build an :class:`attnlib.Model` (``mask="causal"``, ``kernel="hardmax"``);
+  these three build an :class:`attnlib.Model` (``layer_norm=scheme``,
+  ``mask="causal"``, ``kernel="hardmax"``);
 * tokens with Brownian noise and the noise threshold (:func:`simulate_noisy`,
   :func:`noise_threshold`; :mod:`attnlib.noise`);
 * the modes of a kernel density, how many clusters can form (:func:`circle_modes`,

@@ -49,9 +49,12 @@ __all__ = [
 class Dynamics(Protocol):
     r"""What :func:`simulate` needs of a model: the protocol of the library's models.
 
-    :class:`attnlib.Model`, :class:`attnlib.normalisation.NormalisedModel`,
-    :class:`attnlib.causal.CausalModel` and :class:`attnlib.hardmax.Hardmax`
-    implement it.
+    :class:`attnlib.Model` implements it: every model of the library is one,
+    including those that the constructor functions
+    :func:`attnlib.normalisation.NormalisedModel` (``layer_norm=``),
+    :func:`attnlib.causal.CausalModel` (``mask="causal"``),
+    :func:`attnlib.hardmax.Hardmax` (``kernel="hardmax"``) and
+    :func:`attnlib.MeasureModel` (``weights=``) return.
 
     Attributes
     ----------
