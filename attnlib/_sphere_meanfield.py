@@ -353,6 +353,29 @@ def sphere_density(coefficients: Any, points: Any) -> np.ndarray:
 
 
 # -------------------------------------------------------------------- solver
+def _transport(grid: _Grid, gker: np.ndarray) -> Any:
+    r"""The transport term :math:`-\operatorname{div}_S(\rho\nabla_S\Phi)` on
+    coefficients, :math:`\Phi` having the coefficients ``gker[l] * a[l, m]``.
+
+    ``rhs(a, pin=True)``: with ``pin``, the degree-0 entry (round-off, by Green's
+    identity and the exact quadrature) is set to zero.
+    """
+    ll = grid.ll[:, None]
+    lap = -ll
+
+    def rhs(a: np.ndarray, pin: bool = True) -> np.ndarray:
+        phi = gker * a
+        rho, Phi, lrho, lPhi = grid.synth(np.stack([a, phi, lap * a, lap * phi]))
+        # div(rho grad Phi) = (Lap(rho Phi) + rho Lap Phi - Phi Lap rho) / 2
+        A1, A2 = grid.analyse(np.stack([rho * Phi, Phi * lrho - rho * lPhi]))
+        out = 0.5 * (ll * A1 + A2)
+        if pin:
+            out[0, 0] = 0.0
+        return out
+
+    return rhs
+
+
 def _check_lmax(L: int, beta: float) -> None:
     ell = np.arange(1, L + 2, dtype=np.float64)
     rates = ell * (ell + 1.0) * _kernel_over_beta(ell, beta)
@@ -514,17 +537,8 @@ def sphere_mean_field(
     # Phi = (1/beta) K * rho has coefficients 4 pi (i_l / beta) a_lm
     gker = (FOUR_PI * g_over)[:, None]
     ll = grid.ll[:, None]
-    lap = -ll
     mask = grid.mask
-
-    def rhs(a):
-        phi = gker * a
-        rho, Phi, lrho, lPhi = grid.synth(np.stack([a, phi, lap * a, lap * phi]))
-        A1, A2 = grid.analyse(np.stack([rho * Phi, Phi * lrho - rho * lPhi]))
-        out = 0.5 * (ll * A1 + A2)
-        # by Green's identity int (Phi Lap rho - rho Lap Phi) = 0: the mass is fixed
-        out[0, 0] = 0.0
-        return out
+    rhs = _transport(grid, gker)
 
     damp = -0.5 * sigma * sigma * ll  # exact diffusion rates
 
@@ -624,4 +638,3 @@ def sphere_mean_field(
         beta=beta,
         sigma=sigma,
     )
-
