@@ -543,6 +543,12 @@ def sphere_mean_field(
     damp = -0.5 * sigma * sigma * ll  # exact diffusion rates
 
     def ifrk4(a, h):
+        # a step too long for the flow overflows: the driver's finiteness check
+        # reports it as a FloatingPointError, without numpy's warnings on the way
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _ifrk4(a, h)
+
+    def _ifrk4(a, h):
         # the integrating-factor RK4 (exact for the noise term)
         if sigma == 0.0:
             k1 = h * rhs(a)

@@ -340,6 +340,8 @@ def test_bad_inputs_are_named():
         sphere_mean_field(_RHO, beta=1.0, lmax=8)
     with pytest.raises(ValueError, match="max_steps"):
         sphere_mean_field(_RHO, beta=1.0, lmax=8, t_final=10.0, dt=0.01, max_steps=10)
+    with pytest.raises(FloatingPointError, match="smaller dt"):
+        sphere_mean_field(_RHO, beta=3.0, lmax=32, t_final=5.0, dt=0.5)
     with pytest.raises(ValueError, match="sigma"):
         sphere_growth_rates(1, beta=1.0, sigma=-1.0)
     with pytest.raises(ValueError, match="ell"):
