@@ -635,8 +635,8 @@ def sphere_mean_field(
         dt=float(dt_cap),
         coefficients=coefs,
         points=pts,
-        theta=grid.theta,
-        phi=grid.phi,
+        theta=grid.theta.copy(),  # the grid is cached: hand out copies
+        phi=grid.phi.copy(),
         weights=w,
         mass=mass,
         resolution=resolution,
