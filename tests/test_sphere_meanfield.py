@@ -114,6 +114,13 @@ def test_growth_rates_are_funk_hecke():
     # beta -> 0: 2/3 for l = 1, 0 above; the limit is continuous
     assert np.allclose(sphere_growth_rates([0, 1, 2], beta=0.0), [0, 2 / 3, 0])
     assert np.allclose(sphere_growth_rates([1, 2], beta=1e-7), [2 / 3, 0], atol=1e-6)
+    # where the Bessel function underflows (beta < 1e-6, a series): no jump
+    tiny = sphere_growth_rates([1, 2, 3], beta=1e-300)
+    assert np.isclose(tiny[0], 2 / 3, rtol=1e-14) and np.isclose(tiny[1], 4e-301)
+    below, above = (
+        sphere_growth_rates([1, 2, 3], beta=b) for b in (1e-6 - 1e-15, 1e-6)
+    )
+    assert np.allclose(below, above, rtol=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -261,7 +268,9 @@ def test_equatorial_band_follows_the_circle():
         circ = mean_field(marg[0], beta=beta, times=times, grid_size=g.nlon)
         errs.append(np.max(np.abs(circ.states[-1] - marg[-1])) * (2 * p + 1))
         moved.append(np.max(np.abs(marg[-1] - marg[0])))
-    errs = np.array(errs)  # error / eps^2: about constant (0.13)
+    # error / eps^2: about constant (0.13); the truncation is not what it measures
+    # (lmax = 48 and 80 instead of 32 and 56 change the errors by under 1%)
+    errs = np.array(errs)
     assert np.all(errs < 0.2) and np.all(errs > 0.05), errs
     assert np.max(errs) / np.min(errs) < 1.3
     assert min(moved) > 0.1  # the marginal moves: the band is not at rest
