@@ -130,12 +130,12 @@ def _kernel_over_beta(ell: np.ndarray, beta: float) -> np.ndarray:
         return np.where(ell == 1, 1.0 / 3.0, 0.0)
     if beta < 1e-6:
         # the Bessel function underflows: i_l(b)/b = b^(l-1) / (2l+1)!!
-        # (1 + b^2 / (2 (2l + 3)) + O(b^4)), (2l+1)!! = 2^(l+1) Gamma(l+3/2)/sqrt(pi)
+        # (1 + b^2 / (2 (2l + 3)) + ...), the correction below 1e-13 here;
+        # (2l+1)!! = 2^(l+1) Gamma(l+3/2) / sqrt(pi)
         log_df = (
             (ell + 1) * np.log(2.0) + special.gammaln(ell + 1.5) - 0.5 * np.log(np.pi)
         )
         series = np.exp((ell - 1) * np.log(beta) - log_df)
-        series *= 1.0 + beta * beta / (2.0 * (2.0 * ell + 3.0))
         return np.where(ell == 0, 0.0, series)
     # i_l(b)/b = sqrt(pi/2) b^{-3/2} e^b ive(l + 1/2, b)
     scaled = np.where(ell == 0, 0.0, ive(ell + 0.5, beta))
