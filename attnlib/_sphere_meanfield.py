@@ -7,7 +7,7 @@ equation with optional Brownian noise is
 .. math::
 
     \partial_t\rho + \operatorname{div}_S(\rho\,X[\rho])
-        = \frac{\sigma^2}{2}\Delta_S\rho,
+        = \sigma\Delta_S\rho,
     \qquad
     X[\rho](x) = \int e^{\beta\langle x, y\rangle} P_x^\perp y\,\rho(y)\,dA(y)
         = \nabla_S\Phi,\quad \Phi = \frac1\beta K\ast\rho,
@@ -38,22 +38,21 @@ evaluated from the exponentially scaled Bessel function and the factor
 **Linear growth rates.** At the uniform density :math:`\rho_0 = 1/(4\pi)`,
 :math:`X[\rho_0] = 0`; for :math:`\rho = \rho_0 + \varepsilon Y_{\ell m}`,
 :math:`\Phi = \Phi_0 + \varepsilon\frac{\lambda_\ell}{\beta} Y_{\ell m}` and to first
-order :math:`\partial_t\rho = -\rho_0\Delta_S\Phi + \frac{\sigma^2}{2}\Delta_S\rho`,
+order :math:`\partial_t\rho = -\rho_0\Delta_S\Phi + \sigma\Delta_S\rho`,
 so (using :math:`\Delta_S Y_{\ell m} = -\ell(\ell+1)Y_{\ell m}`) the mode grows like
 :math:`e^{r_\ell t}`,
 
 .. math::
 
     r_\ell = \frac{\lambda_\ell(\beta)\,\ell(\ell+1)}{4\pi\beta}
-        - \frac{\sigma^2}{2}\ell(\ell+1)
-        = \ell(\ell+1)\Big(\frac{i_\ell(\beta)}{\beta} - \frac{\sigma^2}{2}\Big).
+        - \sigma\ell(\ell+1)
+        = \ell(\ell+1)\Big(\frac{i_\ell(\beta)}{\beta} - \sigma\Big).
 
-This is ``attnlib.noise.noisy_rates(ell, beta=beta, d=3, sigma=sigma**2 / 2,
-normalization="usa")``: that module writes the noise generator as
-:math:`\sigma\Delta` (intensity :math:`\sigma`), this one as
-:math:`\frac{\sigma^2}{2}\Delta` (the generator of :math:`\sigma B_t`, Brownian
-motion of standard deviation :math:`\sigma`). At :math:`\beta = 0` the limit is
-:math:`r_1 = 2/3 - \sigma^2`, :math:`r_{\ell\ge2} = -\sigma^2\ell(\ell+1)/2`.
+This is ``attnlib.noise.noisy_rates(ell, beta=beta, d=3, sigma=sigma,
+normalization="usa")``: the noise has the library's convention, intensity
+:math:`\sigma` (generator :math:`\sigma\Delta_S`, the particles of
+``simulate_noisy`` driven by :math:`\sqrt{2\sigma}\,dB_t`). At :math:`\beta = 0` the
+limit is :math:`r_1 = 2/3 - 2\sigma`, :math:`r_{\ell\ge2} = -\sigma\ell(\ell+1)`.
 
 **The method.** The density is a sum of orthonormal spherical harmonics
 :math:`Y_{\ell m}(\theta,\varphi) = \bar P_{\ell m}(\cos\theta)e^{im\varphi}`
@@ -81,7 +80,7 @@ identity (to rounding, since the quadrature is exact) and is set to zero, so the
 :math:`\sqrt{4\pi}\,a_{00}` is conserved exactly.
 
 Time stepping is classical RK4, with an integrating factor
-:math:`e^{-\sigma^2\ell(\ell+1)h/2}` for the noise (exact diffusion, no step limit
+:math:`e^{-\sigma\ell(\ell+1)h}` for the noise (exact diffusion, no step limit
 from it), on the library's driver :func:`attnlib._stepping.drive`: fixed steps of
 ``dt``, or (``dt=None``) adaptive steps bounded by a CFL condition
 :math:`h\le \mathrm{cfl}/(L\sup|\nabla\Phi| + \sup|\Delta\Phi|)` (both suprema
@@ -150,19 +149,18 @@ def _kernel_over_beta(ell: np.ndarray, beta: float) -> np.ndarray:
 
 def sphere_growth_rates(ell: Any, *, beta: float, sigma: float = 0.0) -> np.ndarray:
     r"""Linear growth rate :math:`r_\ell` of degree-:math:`\ell` perturbations of the
-    uniform density on :math:`S^2` (USA mean field, noise :math:`\frac{\sigma^2}{2}
-    \Delta_S`).
+    uniform density on :math:`S^2` (USA mean field, noise :math:`\sigma\Delta_S`).
 
     .. math::
 
         r_\ell = \frac{\lambda_\ell(\beta)\,\ell(\ell+1)}{4\pi\beta}
-        - \frac{\sigma^2}{2}\ell(\ell+1),
+        - \sigma\ell(\ell+1),
         \qquad \lambda_\ell(\beta) = 4\pi\,i_\ell(\beta),
 
     (derivation in the module docstring): a perturbation
     :math:`\varepsilon Y_{\ell m}` of :math:`\rho_0 = 1/(4\pi)` grows like
     :math:`e^{r_\ell t}`. Equal to ``attnlib.noise.noisy_rates(ell, beta=beta, d=3,
-    sigma=sigma**2 / 2, normalization="usa")``.
+    sigma=sigma, normalization="usa")``.
 
     Parameters
     ----------
@@ -183,7 +181,7 @@ def sphere_growth_rates(ell: Any, *, beta: float, sigma: float = 0.0) -> np.ndar
     >>> r = sphere_growth_rates([0, 1, 2], beta=2.0)
     >>> bool(np.allclose(r, [0, 2 * (2 * np.cosh(2) - np.sinh(2)) / 8, r[2]]))
     True
-    >>> sphere_growth_rates(1, beta=0.0, sigma=0.5).round(6)  # 2/3 - sigma^2
+    >>> sphere_growth_rates(1, beta=0.0, sigma=0.125).round(6)  # 2/3 - 2 sigma
     np.float64(0.416667)
     """
     beta = check_real(beta, "beta", low=0.0)
@@ -192,7 +190,7 @@ def sphere_growth_rates(ell: Any, *, beta: float, sigma: float = 0.0) -> np.ndar
     if np.any(ell < 0) or np.any(ell != np.round(ell)):
         raise ValueError(f"ell must be non-negative integers, got {ell!r}")
     ll = ell * (ell + 1.0)
-    return ll * (_kernel_over_beta(ell, beta) - 0.5 * sigma * sigma)
+    return ll * (_kernel_over_beta(ell, beta) - sigma)
 
 
 # ------------------------------------------------ harmonics and transforms
@@ -424,14 +422,15 @@ def sphere_mean_field(
     .. math::
 
         \partial_t\rho + \operatorname{div}_S\Big(\rho\,\frac1\beta\nabla_S
-        (K\ast\rho)\Big) = \frac{\sigma^2}{2}\Delta_S\rho,
+        (K\ast\rho)\Big) = \sigma\Delta_S\rho,
         \qquad K\ast\rho(x) = \int e^{\beta\langle x,y\rangle}\rho(y)\,dA(y),
 
     for a density :math:`\rho` w.r.t. the area measure :math:`dA` (uniform density
     :math:`1/(4\pi)`). The field :math:`\frac1\beta\nabla_S(K\ast\rho)(x) = \int
     e^{\beta\langle x,y\rangle}P_x^\perp y\,\rho(y)\,dA(y)` is that of the USA
     particles ``Model(beta=beta, normalization="usa")``, in the same time; the
-    noise is that of particles driven by :math:`\sigma\,dB_t` on the sphere. Only
+    noise is that of ``simulate_noisy``'s particles (intensity :math:`\sigma`,
+    driven by :math:`\sqrt{2\sigma}\,dB_t`). Only
     USA is solved (the SA field divides by :math:`K\ast\rho`, which is not
     band-limited; it is left out). A perturbation of the uniform density of degree
     :math:`\ell` grows at :func:`sphere_growth_rates`. The method (spherical
@@ -455,7 +454,7 @@ def sphere_mean_field(
         Output times (or give ``t_final``: ``[0, t_final]``).
     t_final : float, optional
     sigma : float
-        Noise level (``>= 0``): the term :math:`\frac{\sigma^2}{2}\Delta_S\rho`.
+        Noise level (``>= 0``): the term :math:`\sigma\Delta_S\rho`.
     dt : float or None
         Fixed time step (the driver's :class:`~attnlib._control.Fixed` controller);
         ``None``: adaptive steps under the CFL bound (module docstring).
@@ -550,7 +549,7 @@ def sphere_mean_field(
     mask = grid.mask
     rhs = _transport(grid, gker)
 
-    damp = -0.5 * sigma * sigma * ll  # exact diffusion rates
+    damp = -sigma * ll  # exact diffusion rates
 
     def ifrk4(a, h):
         # a step too long for the flow overflows: the driver's finiteness check

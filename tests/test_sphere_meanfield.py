@@ -97,11 +97,11 @@ def test_growth_rates_are_funk_hecke():
         r = sphere_growth_rates(ell, beta=beta)
         c = funk_hecke(ell, beta=beta, d=3)  # i_l(beta)
         assert np.allclose(r, ell * (ell + 1) * c / beta, rtol=1e-13)
-        for sigma in (0.2, 1.3):  # the library's noise sigma Delta is (sigma^2/2) Delta
+        for sigma in (0.02, 0.85):  # the library's noise intensity: sigma Delta
             assert np.allclose(
                 sphere_growth_rates(ell, beta=beta, sigma=sigma),
                 noisy_rates(
-                    ell, beta=beta, d=3, sigma=sigma**2 / 2, normalization="usa"
+                    ell, beta=beta, d=3, sigma=sigma, normalization="usa"
                 ),
                 rtol=1e-13,
                 atol=1e-14,
@@ -124,7 +124,7 @@ def test_growth_rates_are_funk_hecke():
 
 
 @pytest.mark.parametrize(
-    "beta, ell, m, sigma", [(3.0, 2, 0, 0.0), (3.0, 3, 2, 0.0), (1.0, 1, 1, 1.5)]
+    "beta, ell, m, sigma", [(3.0, 2, 0, 0.0), (3.0, 3, 2, 0.0), (1.0, 1, 1, 1.125)]
 )
 def test_linear_growth_at_the_rate_of_the_linearisation(beta, ell, m, sigma):
     """eps Y_lm on the uniform density grows like exp(r_l t); RK4 has order 4."""
@@ -278,9 +278,9 @@ def test_equatorial_band_follows_the_circle():
 
 # -------------------------------------------------------------------- noise
 def test_noise_above_the_threshold_returns_to_uniform_at_the_linear_rate():
-    """beta = 1, sigma = 1: sigma^2/2 = 0.5 > i_1(1) = 1/e, every degree decays; the
+    """beta = 1, sigma = 0.5 > i_1(1) = 1/e, every degree decays; the
     slowest, l = 1, at r_1 = 2 (1/e - 1/2), with a nonlinear correction O(|a_1|^2)."""
-    beta, sigma = 1.0, 1.0
+    beta, sigma = 1.0, 0.5
     r1 = float(sphere_growth_rates(1, beta=beta, sigma=sigma))
     assert np.isclose(r1, 2 * (np.exp(-1) - 0.5))
     kap = 2.0
@@ -300,14 +300,14 @@ def test_noise_above_the_threshold_returns_to_uniform_at_the_linear_rate():
 
 
 def test_noise_below_the_threshold_lets_the_mode_grow():
-    # sigma^2 / 2 < 1/e: degree 1 grows at r_1 > 0 from near-uniform data
-    r1 = float(sphere_growth_rates(1, beta=1.0, sigma=0.6))
+    # sigma < 1/e: degree 1 grows at r_1 > 0 from near-uniform data
+    r1 = float(sphere_growth_rates(1, beta=1.0, sigma=0.18))
     assert r1 > 0
     sol = sphere_mean_field(
         lambda x: (1 + 1e-6 * x[:, 0]) / FOUR_PI,
         beta=1.0,
         lmax=8,
-        sigma=0.6,
+        sigma=0.18,
         times=[0.0, 1.0 / r1],
     )
     c = np.abs(sol.info["coefficients"][:, 1, 1])
