@@ -166,7 +166,7 @@ class Model:
         Tokens on the unit sphere (layer normalisation, velocity projected on the
         tangent space; the default) or in :math:`\mathbb R^d`
         (:mod:`attnlib.geometry`). ``sphere=True``/``False`` is its old spelling.
-        Not with ``layer_norm``, which sets it.
+        With ``layer_norm``, the scheme sets it (a geometry given must be that one).
     bias : float
         Bias ``b`` of the sigmoid kernel.
     sinkhorn_tol : float
@@ -326,13 +326,17 @@ class Model:
         """The geometry: the one given, or the one ``layer_norm`` sets."""
         if self.layer_norm is None:
             return as_geometry("sphere" if self.geometry is None else self.geometry)
-        if self.geometry is not None:
+        scheme = as_geometry("sphere" if self.layer_norm == "post" else "euclidean")
+        if self.geometry is None:
+            return scheme
+        given = as_geometry(self.geometry)
+        if given.name != scheme.name:
             raise ValueError(
-                f"geometry must not be given with layer_norm={self.layer_norm!r}: "
-                "the scheme sets it (post-LN on the sphere, pre- and peri-LN in R^d), "
-                f"got geometry={self.geometry!r}"
+                f"geometry must be the one layer_norm={self.layer_norm!r} sets "
+                "(post-LN on the sphere, pre- and peri-LN in R^d), got "
+                f"geometry={self.geometry!r}"
             )
-        return as_geometry("sphere" if self.layer_norm == "post" else "euclidean")
+        return given  # the scheme's own (dataclasses.replace passes it on)
 
     @property
     def sphere(self) -> bool:

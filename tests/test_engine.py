@@ -480,7 +480,7 @@ LAYERS = {
     "geometry": 1.75,
     **dict.fromkeys(["_stepping", "sweep", "attention", "energy"], 2),
     **dict.fromkeys(["equiangular", "integrate", "ensemble", "extremisers"], 3),
-    **dict.fromkeys(["wendel"], 3),
+    **dict.fromkeys(["wendel", "_sphere_meanfield"], 3),
     **dict.fromkeys(["angles", "gaussian", "phase"], 4),
     **dict.fromkeys(["meanfield"], 5),
     # the models of Chapter 6 (frontiers), thin layers over the ones above

@@ -224,11 +224,9 @@ def test_peri_ln_of_a_zero_update_is_zero():
 def test_invalid_combinations_are_refused():
     with pytest.raises(ValueError, match="layer_norm must be one of"):
         Model(layer_norm="mid")
-    for geometry in ("sphere", "euclidean"):
-        with pytest.raises(ValueError, match="geometry must not be given with layer"):
-            Model(layer_norm="pre", geometry=geometry)
-    with pytest.raises(ValueError, match="geometry must not be given with layer"):
-        Model(layer_norm="post", geometry="sphere")
+    for scheme, other in (("pre", "sphere"), ("peri", "sphere"), ("post", "euclidean")):
+        with pytest.raises(ValueError, match="geometry must be the one layer_norm"):
+            Model(layer_norm=scheme, geometry=other)
     with pytest.raises(
         ValueError, match="layer_norm='post' is not defined with weights"
     ):
@@ -263,3 +261,14 @@ def test_the_gaussian_equations_refuse_a_layer_norm_model(scheme):
 
     with pytest.raises(ValueError, match="model.layer_norm must be None"):
         gaussian_rhs(Model(layer_norm=scheme), [0.0, 0.0], np.eye(2))
+
+
+@pytest.mark.parametrize("scheme", ["post", "pre", "peri"])
+def test_a_layer_norm_model_is_replaced_with_its_own_geometry(scheme):
+    # dataclasses.replace passes the geometry the scheme set back to the constructor
+    import dataclasses
+
+    m = Model(beta=1.0, layer_norm=scheme)
+    m2 = dataclasses.replace(m, beta=2.0)
+    assert (m2.layer_norm, m2.beta, m2.geometry.name) == (scheme, 2.0, m.geometry.name)
+    assert Model(layer_norm=scheme, geometry=m.geometry.name).geometry == m.geometry

@@ -100,9 +100,7 @@ def test_growth_rates_are_funk_hecke():
         for sigma in (0.02, 0.85):  # the library's noise intensity: sigma Delta
             assert np.allclose(
                 sphere_growth_rates(ell, beta=beta, sigma=sigma),
-                noisy_rates(
-                    ell, beta=beta, d=3, sigma=sigma, normalization="usa"
-                ),
+                noisy_rates(ell, beta=beta, d=3, sigma=sigma, normalization="usa"),
                 rtol=1e-13,
                 atol=1e-14,
             )
