@@ -57,6 +57,12 @@ Conventions (tested in ``tests/test_attention.py``):
   (the masses carry the :math:`1/n`): the logit bias :math:`\log w_j` (SA) or
   :math:`\log(n w_j)` (USA); with :math:`w_j = 1/n` it is the model without
   weights (:func:`measure_field`, :func:`MeasureModel`).
+* ``layer_norm`` (where layer normalisation sits; :mod:`attnlib.frontiers`):
+  ``"post"`` is the model on the sphere; with ``"pre"`` the states
+  :math:`y_i \in \mathbb R^d` are not normalised and the attention update
+  :math:`u_i` of the normalised tokens :math:`x_i = y_i/|y_i|` is their velocity,
+  :math:`\dot y_i = u_i(X)`; ``"peri"`` normalises the update too,
+  :math:`\dot y_i = u_i(X)/|u_i(X)|` (zero where :math:`u_i = 0`).
 * Multi-head ([GLPR] (2.7)): the velocity is the sum over heads of the single-head
   terms, each head normalised on its own.
 
@@ -75,7 +81,7 @@ from typing import Any
 import numpy as np
 
 from . import _kernel as kern
-from ._deprecation import geometry_of_flag, moved_arguments
+from ._deprecation import geometry_of_flag, moved_arguments, warn_moved
 from ._control import glpr_usa_step
 from .geometry import as_geometry
 from ._validation import (
@@ -106,12 +112,16 @@ __all__ = [
     "velocity",
     "sinkhorn",
     "KERNELS",
+    "LAYER_NORMS",
     "NORMALIZATIONS",
 ]
 
 #: The attention kernels of :class:`Model` (its ``kernel`` argument).
 KERNELS = ("softmax", "l2", "sigmoid", "sinkhorn", "hardmax")
 MASKS = (None, "causal")
+#: The placements of layer normalisation of :class:`Model` (its ``layer_norm``
+#: argument): none, after the update (on the sphere), before it, or around it.
+LAYER_NORMS = (None, "post", "pre", "peri")
 #: The normalisations of :class:`Model`: SA, USA, and the positional one of a causal
 #: model.
 MODEL_NORMALIZATIONS = (*NORMALIZATIONS, "positional")
@@ -152,10 +162,11 @@ class Model:
         Attention variant (see the module docstring for each convention).
     mask : {None, "causal"}
         Causal (lower-triangular) masking.
-    geometry : Sphere, Euclidean, "sphere" or "euclidean"
+    geometry : Sphere, Euclidean, "sphere" or "euclidean", optional
         Tokens on the unit sphere (layer normalisation, velocity projected on the
         tangent space; the default) or in :math:`\mathbb R^d`
         (:mod:`attnlib.geometry`). ``sphere=True``/``False`` is its old spelling.
+        With ``layer_norm``, the scheme sets it (a geometry given must be that one).
     bias : float
         Bias ``b`` of the sigmoid kernel.
     sinkhorn_tol : float
@@ -186,6 +197,13 @@ class Model:
         added to the logits (needs ``mask="causal"`` when positive; the
         positional normalisation's slope). ``CausalModel`` of
         :mod:`attnlib.frontiers` builds these causal models.
+    layer_norm : {None, "post", "pre", "peri"}
+        Where layer normalisation sits (module docstring;
+        :mod:`attnlib.frontiers`): ``"post"`` on the sphere; ``"pre"`` and
+        ``"peri"`` in :math:`\mathbb R^d`, the attention reading the normalised
+        states (non-zero rows) and ``"peri"`` normalising its update too. ``None``
+        (the default): no scheme, the ``geometry`` given. Not with ``weights`` or
+        ``consensus``.
 
     Examples
     --------
@@ -195,6 +213,9 @@ class Model:
     >>> v = Model(beta=1.0).velocity(X)
     >>> v.shape, bool(np.allclose(np.sum(v * X, axis=1), 0))
     ((8, 3), True)
+    >>> peri = Model(beta=1.0, layer_norm="peri")
+    >>> bool(np.allclose(np.linalg.norm(peri.velocity(3 * X), axis=1), 1.0))
+    True
     """
 
     beta: Any = 1.0
@@ -205,7 +226,7 @@ class Model:
     normalization: str = "sa"
     kernel: str = "softmax"
     mask: str | None = None
-    geometry: Any = "sphere"
+    geometry: Any = None
     bias: float = 0.0
     sinkhorn_tol: float = 1e-12
     sinkhorn_max_iter: int = 1000
@@ -215,12 +236,14 @@ class Model:
     hardmax_tol: float = 1e-12
     slope: float = 0.0
     weights: Any = field(default=None, repr=False)
+    layer_norm: str | None = None
 
     def __post_init__(self) -> None:
         check_choice(self.normalization, "normalization", MODEL_NORMALIZATIONS)
         check_choice(self.kernel, "kernel", KERNELS)
         check_choice(self.mask, "mask", MASKS)
-        object.__setattr__(self, "geometry", as_geometry(self.geometry))
+        check_choice(self.layer_norm, "layer_norm", LAYER_NORMS)
+        object.__setattr__(self, "geometry", self._scheme_geometry())
         check_bool(self.sinkhorn_warm_start, "sinkhorn_warm_start")
         object.__setattr__(self, "bias", check_real(self.bias, "bias"))
         object.__setattr__(
@@ -251,6 +274,13 @@ class Model:
             raise ValueError(
                 "normalization='positional' is defined for kernel='softmax', got "
                 f"kernel={self.kernel!r}"
+            )
+        if self.layer_norm is not None and (self.weights is not None or self.consensus):
+            raise ValueError(
+                f"layer_norm={self.layer_norm!r} is not defined with "
+                + ("weights" if self.weights is not None else "consensus=True")
+                + ": the atoms of a measure and the consensus dynamics have no layer "
+                "norm scheme (use layer_norm=None)"
             )
         if self.weights is not None:
             self._set_weights()
@@ -292,10 +322,37 @@ class Model:
         object.__setattr__(self, "_bias_cache", {})
         object.__setattr__(self, "_d", d)
 
+    def _scheme_geometry(self):
+        """The geometry: the one given, or the one ``layer_norm`` sets."""
+        if self.layer_norm is None:
+            return as_geometry("sphere" if self.geometry is None else self.geometry)
+        scheme = as_geometry("sphere" if self.layer_norm == "post" else "euclidean")
+        if self.geometry is None:
+            return scheme
+        given = as_geometry(self.geometry)
+        if given.name != scheme.name:
+            raise ValueError(
+                f"geometry must be the one layer_norm={self.layer_norm!r} sets "
+                "(post-LN on the sphere, pre- and peri-LN in R^d), got "
+                f"geometry={self.geometry!r}"
+            )
+        return given  # the scheme's own (dataclasses.replace passes it on)
+
     @property
     def sphere(self) -> bool:
         """Whether the tokens live on the unit sphere (the geometry's kind)."""
         return self.geometry.name == "sphere"
+
+    @property
+    def _reads_normalised(self) -> bool:
+        """Pre- and peri-LN: states in R^d whose directions the attention reads."""
+        return self.layer_norm in ("pre", "peri")
+
+    @property
+    def scheme(self) -> str | None:
+        """The ``scheme`` of the former ``NormalisedModel``: ``layer_norm``."""
+        warn_moved("NormalisedModel(...).scheme", "Model.layer_norm")
+        return self.layer_norm
 
     def _set_weights(self) -> None:
         """Validate ``weights`` and cache their logit bias."""
@@ -327,6 +384,10 @@ class Model:
             ``X`` as a floating array.
         """
         X = as_states(X, name)
+        if self._reads_normalised and np.any(
+            np.linalg.norm(X, axis=-1, keepdims=True) == 0
+        ):
+            raise ValueError(f"{name} has a zero row, whose direction is not defined")
         if self._d is not None and X.shape[-1] != self._d:
             raise ValueError(
                 f"{name} has token dimension d={X.shape[-1]} but Q, K, V are for "
@@ -371,8 +432,11 @@ class Model:
         ndarray, shape (n, n) or (B, n, n); with several heads, a leading head axis
         ``(H, n, n)`` or ``(H, B, n, n)``. Rows sum to one for SA (and for every
         Sinkhorn row and column); for USA the entries are the weights divided by n.
+        For pre- and peri-LN, the matrix of the normalised states.
         """
         X = self.check_states(X)
+        if self._reads_normalised:
+            X = kern.retract(X.copy())
         mats = [self._head_matrix(X, self.beta, h) for h in self._heads]
         return mats[0] if len(mats) == 1 else np.stack(mats)
 
@@ -509,6 +573,8 @@ class Model:
         return self._field(X, self.beta)
 
     def _field(self, X, beta):
+        if self._reads_normalised:
+            X = kern.retract(X.copy())
         out = np.zeros_like(X)
         for head in self._heads:
             out += self._head_velocity(X, beta, head)
@@ -522,6 +588,9 @@ class Model:
                 "over heads or the projection is not finite); use float64, a smaller "
                 "beta or normalization='sa'"
             )
+        if self.layer_norm == "peri":
+            m = np.linalg.norm(out, axis=-1, keepdims=True)
+            return np.divide(out, m, out=np.zeros_like(out), where=m > 0)
         return out
 
     def _head_velocity(self, X, beta, head):

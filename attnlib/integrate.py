@@ -49,9 +49,12 @@ __all__ = [
 class Dynamics(Protocol):
     r"""What :func:`simulate` needs of a model: the protocol of the library's models.
 
-    :class:`attnlib.Model`, :class:`attnlib.frontiers.NormalisedModel`,
-    :class:`attnlib.frontiers.CausalModel` and :class:`attnlib.frontiers.Hardmax`
-    implement it.
+    :class:`attnlib.Model` implements it: every model of the library is one,
+    including those that the constructor functions
+    :func:`attnlib.frontiers.NormalisedModel` (``layer_norm=``),
+    :func:`attnlib.frontiers.CausalModel` (``mask="causal"``),
+    :func:`attnlib.frontiers.Hardmax` (``kernel="hardmax"``) and
+    :func:`attnlib.MeasureModel` (``weights=``) return.
 
     Attributes
     ----------

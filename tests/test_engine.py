@@ -659,7 +659,7 @@ LAYERS = {
     "sphere": 1.5,
     "geometry": 1.75,
     **dict.fromkeys(["_stepping", "sweep", "attention", "energy"], 2),
-    **dict.fromkeys(["equiangular", "integrate"], 3),
+    **dict.fromkeys(["equiangular", "integrate", "_sphere_meanfield"], 3),
     # the attention variants of the modelling chapter
     "_variants": 3.5,
     # the circle

@@ -164,6 +164,11 @@ SPECS = [
         {"heads": [(Q3, None, None), (None, None, -np.eye(3))]},
     ),
     Spec(
+        "Model(layer_norm).velocity",
+        _m(attention.Model, "velocity", X8),
+        {"beta": 1.0, "Q": Q3, "layer_norm": "peri", "mask": "causal"},
+    ),
+    Spec(
         "Model(sigmoid).attention",
         _m(attention.Model, "attention", X8),
         {"beta": 1.0, "kernel": "sigmoid", "bias": -1.0},
@@ -746,9 +751,9 @@ SPECS = [
         {"scheme": "pre", "beta": 1.0, "Q": Q3},
     ),
     Spec(
-        "NormalisedModel.velocity(Y)",
-        lambda Y: normalisation.NormalisedModel("peri", beta=1.0).velocity(Y),
-        {"Y": X8 * 2},
+        "NormalisedModel.velocity(X)",
+        lambda X: normalisation.NormalisedModel("peri", beta=1.0).velocity(X),
+        {"X": X8 * 2},
     ),
     Spec(
         "sphere_clock",

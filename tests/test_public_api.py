@@ -31,6 +31,7 @@ RETIRED = {
         "extremiser_run",
     ],
     "attnlib.frontiers": [
+        "SCHEMES",
         "equiangular_scheme_rhs",
         "noisy_rates",
         "cluster_energy",

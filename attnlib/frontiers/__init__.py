@@ -3,13 +3,14 @@ r"""The frontiers of the theory (the sixth chapter), in one package.
 Each tool lives in the submodule of its idea:
 
 * where to put the layer norm: post-, pre- and peri-LN dynamics
-  (:class:`NormalisedModel`, the equiangular solutions :func:`equiangular_scheme`
+  (:func:`NormalisedModel`, the equiangular solutions :func:`equiangular_scheme`
   and :func:`scheme_time_to`; ``attnlib.frontiers._layernorm``);
 * causal attention with a positional (ALiBi) bias and what the last token retains
   (:func:`CausalModel`, :func:`retention_profile`; ``attnlib.frontiers._causal``);
 * the hardmax limit :math:`\beta \to \infty` (:func:`Hardmax`;
   ``attnlib.frontiers._hardmax``);
-  both build an :class:`attnlib.Model` (``mask="causal"``, ``kernel="hardmax"``);
+  these three build an :class:`attnlib.Model` (``layer_norm=scheme``,
+  ``mask="causal"``, ``kernel="hardmax"``);
 * tokens with Brownian noise and the noise threshold (:func:`simulate_noisy`,
   :func:`noise_threshold`; ``attnlib.frontiers._noise``);
 * the modes of a kernel density, how many clusters can form (:func:`circle_modes`,
@@ -45,7 +46,6 @@ from ._noise import (
     simulate_noisy,
 )
 from ._layernorm import (
-    SCHEMES,
     EquiangularScheme,
     NormalisedModel,
     equiangular_scheme,
@@ -65,7 +65,6 @@ from ._metastability import (
 
 __all__ = [
     # layer normalisation
-    "SCHEMES",
     "NormalisedModel",
     "sphere_clock",
     "EquiangularScheme",
@@ -107,6 +106,8 @@ __all__ = [
 __getattr__ = retired(
     __name__,
     {
+        "SCHEMES": "attnlib.frontiers._layernorm.SCHEMES"
+        " (not public: the schemes of attnlib.attention.LAYER_NORMS)",
         "equiangular_scheme_rhs": "attnlib.frontiers._layernorm.equiangular_scheme_rhs"
         " (not public: what equiangular_scheme integrates)",
         "noisy_rates": "attnlib.frontiers._noise.noisy_rates"

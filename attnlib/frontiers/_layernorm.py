@@ -13,6 +13,9 @@ versions are
 * **peri-LN**: as pre-LN, and the update is normalised too,
   :math:`\dot y_i = u_i(X)/|u_i(X)|`.
 
+Each is :class:`attnlib.Model` with ``layer_norm="post"``, ``"pre"`` or ``"peri"``
+(what :func:`NormalisedModel` returns).
+
 With :math:`r_i = |y_i|`, differentiating :math:`x_i = y_i/r_i` gives
 
 .. math::
@@ -53,14 +56,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from .. import _kernel as kern
 from .._lazy import integrate
 
 from .._validation import (
     NORMALIZATIONS,
     as_finite,
     as_numeric,
-    as_states,
     check_choice,
     check_int,
     check_real,
@@ -81,12 +82,13 @@ __all__ = [
     "scheme_time_to",
 ]
 
-#: The placements of layer normalisation of :class:`NormalisedModel`.
+#: The placements of layer normalisation of :func:`NormalisedModel`.
 SCHEMES = ("post", "pre", "peri")
 
 
-class NormalisedModel:
-    r"""Self-attention with layer normalisation at one of three places.
+def NormalisedModel(scheme: str = "post", **model: Any) -> Model:
+    r"""Self-attention with layer normalisation at one of three places:
+    :class:`attnlib.Model` with ``layer_norm=scheme``.
 
     Parameters
     ----------
@@ -96,13 +98,13 @@ class NormalisedModel:
         Keyword arguments of :class:`attnlib.Model` (``beta``, ``Q``, ``K``, ``V``,
         ``normalization``, ``mask``, ...), except ``geometry``, which the scheme sets.
 
-    Attributes
-    ----------
-    sphere : bool
-        True for post-LN (states on the sphere, retracted after each step), False
-        for pre- and peri-LN (states in :math:`\mathbb R^d`).
-    attention : Model
-        The attention model that computes :math:`u_i` (on the sphere for post-LN).
+    Returns
+    -------
+    Model
+        ``Model(layer_norm=scheme, **model)``, usable with :func:`attnlib.simulate`:
+        on the sphere for post-LN (``sphere`` is True, states retracted after each
+        step), in :math:`\mathbb R^d` for pre- and peri-LN, the attention reading
+        the normalised states.
 
     Examples
     --------
@@ -113,65 +115,13 @@ class NormalisedModel:
     >>> bool(np.all(np.linalg.norm(tr.final, axis=1) > 1.0))  # the radius grows
     True
     """
-
-    def __init__(self, scheme: str = "post", **model: Any) -> None:
-        check_choice(scheme, "scheme", SCHEMES)
-        if "sphere" in model or "geometry" in model:
-            raise ValueError(
-                "the geometry is set by the scheme: post-LN on the sphere, pre- and "
-                "peri-LN in R^d"
-            )
-        self.scheme = scheme
-        self.attention = Model(
-            geometry=("sphere" if scheme == "post" else "euclidean"), **model
+    check_choice(scheme, "scheme", SCHEMES)
+    if "sphere" in model or "geometry" in model:
+        raise ValueError(
+            "the geometry is set by the scheme: post-LN on the sphere, pre- and "
+            "peri-LN in R^d"
         )
-
-    def __repr__(self) -> str:
-        return f"NormalisedModel({self.scheme!r}, {self.attention!r})"
-
-    @property
-    def sphere(self) -> bool:
-        return self.scheme == "post"
-
-    @property
-    def beta(self) -> Any:
-        return self.attention.beta
-
-    @property
-    def normalization(self) -> str:
-        return self.attention.normalization
-
-    def check_states(self, Y: Any, name: str = "Y") -> np.ndarray:
-        """``Y`` validated for this model, without evaluating the field: on the
-        sphere for post-LN, with non-zero rows (whose directions the attention
-        model checks) for pre- and peri-LN."""
-        Y = as_states(Y, name)
-        if self.sphere:
-            return self.attention.check_states(Y, name)
-        r = np.linalg.norm(Y, axis=-1, keepdims=True)
-        if np.any(r == 0):
-            raise ValueError(f"{name} has a zero row, whose direction is not defined")
-        self.attention.check_states(Y / r, name)  # dimension and beta shape
-        return Y
-
-    def stable_step(self) -> float:
-        """The stable step of the attention model (see :meth:`Model.stable_step`)."""
-        return self.attention.stable_step()
-
-    def velocity(self, Y: Any) -> np.ndarray:
-        """The velocity field at the state ``Y`` (validated)."""
-        return self.rhs(self.check_states(Y))
-
-    def rhs(self, Y: np.ndarray) -> np.ndarray:
-        """The velocity field without validation, for integrators."""
-        if self.sphere:
-            return self.attention.rhs(Y)
-        X = kern.retract(Y.copy())
-        u = self.attention.rhs(X)
-        if self.scheme == "pre":
-            return u
-        m = np.linalg.norm(u, axis=-1, keepdims=True)
-        return np.divide(u, m, out=np.zeros_like(u), where=m > 0)
+    return Model(layer_norm=scheme, **model)
 
 
 def sphere_clock(times: Any, radii: Any, *, speed: Any = None) -> np.ndarray:

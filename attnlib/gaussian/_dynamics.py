@@ -142,6 +142,12 @@ def _heads(model: Any, d: int) -> tuple[str, list]:
             "model must have geometry='euclidean': the Gaussian case lives in R^d "
             "(no layer norm)"
         )
+    if model.layer_norm is not None:
+        raise ValueError(
+            f"model.layer_norm must be None for the Gaussian equations, got "
+            f"{model.layer_norm!r} (pre- and peri-LN attend to the normalised tokens, "
+            "which are not Gaussian)"
+        )
     if model.kernel not in GAUSSIAN_KERNELS:
         raise ValueError(
             f"model.kernel must be one of {GAUSSIAN_KERNELS} (kernel={model.kernel!r} "
