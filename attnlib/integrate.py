@@ -54,7 +54,7 @@ class Dynamics(Protocol):
     :func:`attnlib.frontiers.NormalisedModel` (``layer_norm=``),
     :func:`attnlib.frontiers.CausalModel` (``mask="causal"``),
     :func:`attnlib.frontiers.Hardmax` (``kernel="hardmax"``) and
-    :func:`attnlib.MeasureModel` (``weights=``) return.
+    :func:`attnlib.attention.MeasureModel` (``weights=``) return.
 
     Attributes
     ----------
