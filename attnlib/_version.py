@@ -5,4 +5,4 @@ footer of every page, and ``CITATION.cff`` and ``CHANGELOG.md`` name it;
 ``tests/test_release.py`` checks that they agree.
 """
 
-__version__ = "0.2.0"
+__version__ = "1.0.0"
