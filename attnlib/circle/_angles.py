@@ -1,29 +1,10 @@
 r"""Self-attention on the circle :math:`S^1` (d = 2) in angles: the Fourier form.
 
-With :math:`x_i = (\cos\theta_i, \sin\theta_i)` the USA dynamics of [GLPR] §7 reads
-
-.. math::
-
-    \dot\theta_i = -\frac1n \sum_{j=1}^n e^{\beta\cos(\theta_i-\theta_j)}
-        \sin(\theta_i-\theta_j),
-
-and SA divides by :math:`\sum_k e^{\beta\cos(\theta_i-\theta_k)}` instead of
-:math:`n`. At :math:`\beta = 0` this is the Kuramoto model with coupling one and no
-natural frequencies. The Jacobi–Anger expansion
-
-.. math::
-
-    e^{\beta\cos\varphi} = I_0(\beta) + 2\sum_{k\ge1} I_k(\beta)\cos k\varphi,
-    \qquad
-    e^{\beta\cos\varphi}\sin\varphi = \sum_{k\ge1} \frac{2k I_k(\beta)}{\beta}
-        \sin k\varphi,
-
-turns both sums into ``K`` Fourier modes of the empirical measure, so a velocity
-evaluation costs :math:`O(nK)` instead of :math:`O(n^2)`, and the mean-field
-(continuity) equation for a density on the circle can be solved spectrally
-(:mod:`attnlib.circle`). This module holds the particle model in angles (its
-field, its energy, its integration); :mod:`attnlib.circle` gathers it with the
-Kuramoto model, the mean field and the cluster rule on the circle.
+The dynamics in the angles :math:`x_i = (\cos\theta_i, \sin\theta_i)` and its
+Fourier (Jacobi–Anger) form, which makes a velocity cost :math:`O(nK)` for ``K``
+modes, are written out in :mod:`attnlib.circle`. This module holds the particle model
+in angles (its field, its energy, its integration); :mod:`attnlib.circle` gathers it
+with the Kuramoto model, the mean field and the cluster rule on the circle.
 
 Conventions
 -----------
