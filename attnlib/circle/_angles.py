@@ -17,8 +17,7 @@ Conventions
 
 References
 ----------
-[GLPR] Geshkovski, Letrouit, Polyanskiy, Rigollet, *A mathematical perspective on
-Transformers*, §7. Kuramoto (1984); Strogatz, *From Kuramoto to Crawford* (2000).
+[GLPR] §7, and the Kuramoto literature: listed in :mod:`attnlib.circle`.
 """
 
 from __future__ import annotations
