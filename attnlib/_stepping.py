@@ -46,6 +46,7 @@ __all__ = [
     "Step",
     "Run",
     "drive",
+    "Recorder",
     "run_explicit",
 ]
 
@@ -437,6 +438,41 @@ def drive(
     return ended(Outcome.COMPLETED, t=t)
 
 
+class Recorder:
+    """What a run keeps at its output times, as the ``observe`` callback of
+    :func:`drive`: the state (if ``save_states``, in an array of shape
+    ``(n_times,) + X.shape`` and dtype ``dtype``) and the value of each observable.
+
+    Inputs are assumed validated (``observables`` as :func:`check_observables`
+    returns them).
+    """
+
+    def __init__(
+        self,
+        n_times: int,
+        X: np.ndarray,
+        observables: Mapping[str, Callable[[np.ndarray], Any]],
+        save_states: bool,
+        *,
+        dtype: Any = None,
+    ) -> None:
+        self.states = (
+            np.empty((n_times,) + X.shape, dtype=dtype) if save_states else None
+        )
+        self._observables = observables
+        self._recorded: dict[str, list] = {k: [] for k in observables}
+
+    def __call__(self, k: int, X: np.ndarray) -> None:
+        if self.states is not None:
+            self.states[k] = X
+        for name, fn in self._observables.items():
+            self._recorded[name].append(np.asarray(fn(X)))
+
+    def observables(self) -> MappingProxyType:
+        """The recorded observables, each stacked over the output times reached."""
+        return MappingProxyType({k: np.stack(v) for k, v in self._recorded.items()})
+
+
 def run_explicit(
     f: Callable[[np.ndarray], np.ndarray],
     X: np.ndarray,
@@ -461,8 +497,7 @@ def run_explicit(
     first step, finiteness after each span, progress bar). Inputs are assumed
     validated. Returns ``(states, observables, final, n_steps)``.
     """
-    states = np.empty((times.size,) + X.shape, dtype=X.dtype) if save_states else None
-    recorded: dict[str, list] = {k: [] for k in observables}
+    record = Recorder(times.size, X, observables, save_states, dtype=X.dtype)
 
     def advance(X, h, m):
         for _ in range(m):
@@ -471,18 +506,12 @@ def run_explicit(
                 X = after_step(X)
         return X
 
-    def observe(k, X):
-        if save_states:
-            states[k] = X
-        for name, fn in observables.items():
-            recorded[name].append(np.asarray(fn(X)))
-
     run = drive(
         advance,
         X,
         times,
         control=Fixed(dt),
-        observe=observe,
+        observe=record,
         finite=lambda X: bool(np.all(np.isfinite(X))),
         max_steps=max_steps,
         progress=progress,
@@ -492,5 +521,4 @@ def run_explicit(
             Outcome.BUDGET_EXHAUSTED: steps_hint,
         },
     )
-    out = MappingProxyType({k: np.stack(v) for k, v in recorded.items()})
-    return states, out, run.state, run.n_steps
+    return record.states, record.observables(), run.state, run.n_steps

@@ -39,7 +39,6 @@ stable exactly above
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -58,7 +57,14 @@ from .._validation import (
     exp_scale,
 )
 from .._control import Fixed
-from .._stepping import MAX_STEPS, Outcome, check_observables, drive, output_times
+from .._stepping import (
+    MAX_STEPS,
+    Outcome,
+    Recorder,
+    check_observables,
+    drive,
+    output_times,
+)
 from ..integrate import Dynamics, Trajectory
 
 __all__ = [
@@ -218,8 +224,7 @@ def simulate_noisy(
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
     max_steps = check_int(max_steps, "max_steps", low=1)
     obs = check_observables(observables)
-    states = np.empty((times.size,) + X.shape) if save_states else None
-    rec: dict[str, list] = {k: [] for k in obs}
+    record = Recorder(times.size, X, obs, save_states)
 
     def advance(X, h, m):
         # m Euler-Maruyama steps of size h for the driver (the Generator advances);
@@ -232,22 +237,17 @@ def simulate_noisy(
             X = kern.retract(X + h * model.rhs(X) + amp * xi)
         return X
 
-    def observe(k, X):
-        if save_states:
-            states[k] = X
-        for name, fn in obs.items():
-            rec[name].append(np.asarray(fn(X)))
-
     run = drive(
         advance,
         X,
         times,
         control=Fixed(dt),
-        observe=observe,
+        observe=record,
         max_steps=max_steps,
         name="simulate_noisy",
         advice={Outcome.BUDGET_EXHAUSTED: "increase dt or max_steps"},
     )
     X, n_steps = run.state, run.n_steps
-    out = MappingProxyType({k: np.stack(v) for k, v in rec.items()})
-    return Trajectory(times, states, out, X, "euler-maruyama", n_steps, dt)
+    return Trajectory(
+        times, record.states, record.observables(), X, "euler-maruyama", n_steps, dt
+    )
