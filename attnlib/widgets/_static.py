@@ -45,6 +45,7 @@ __all__ = [
     "ExplorerBox",
     "StaticSpec",
     "every",
+    "slider",
     "static_enabled",
     "show",
 ]
@@ -134,6 +135,32 @@ def every(values: Sequence[Any], step: int) -> list[Any]:
     if len(values) and (len(values) - 1) % step:
         picked.append(values[-1])
     return [v.item() if hasattr(v, "item") else v for v in picked]
+
+
+def slider(
+    value: float,
+    lo: float,
+    hi: float,
+    step: float,
+    name: str,
+    *,
+    integer: bool = False,
+    continuous_update: bool = False,
+    **options: Any,
+) -> widgets.FloatSlider | widgets.IntSlider:
+    """A slider of an explorer: ``name`` from ``lo`` to ``hi`` in steps of ``step``,
+    set at ``value``, of integers if ``integer``; it redraws when released unless
+    ``continuous_update``. ``options`` (such as ``style``) go to the widget."""
+    cls = widgets.IntSlider if integer else widgets.FloatSlider
+    return cls(
+        value=value,
+        min=lo,
+        max=hi,
+        step=step,
+        description=name,
+        continuous_update=continuous_update,
+        **options,
+    )
 
 
 def _png(fig: Any, dpi: float) -> bytes:

@@ -16,7 +16,6 @@ from .._moved import retired
 
 from typing import Any
 
-import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -24,7 +23,7 @@ from .._deprecation import moved_arguments
 from .._validation import check_int, check_real, fixed_seed
 from ..circle._scenarios import density_run, particle_run
 from ..viz.circle import draw_density, draw_particles
-from ._static import Axis, Explorer, StaticSpec, every, show
+from ._static import Axis, Explorer, StaticSpec, every, show, slider
 
 __all__ = ["circle_particles", "circle_density"]
 
@@ -97,17 +96,8 @@ def circle_particles(
     if n > n_max:
         raise ValueError(f"n must be <= n_max = {n_max}, got {n}")
     t_final = check_real(t_final, "t_final", low=0.0, strict_low=True)
-    sl_beta = widgets.FloatSlider(
-        value=beta,
-        min=0.0,
-        max=16.0,
-        step=0.5,
-        description="beta",
-        continuous_update=False,
-    )
-    sl_n = widgets.IntSlider(
-        value=n, min=2, max=n_max, step=1, description="n", continuous_update=False
-    )
+    sl_beta = slider(beta, 0.0, 16.0, 0.5, "beta")
+    sl_n = slider(n, 2, n_max, 1, "n", integer=True)
     with plt.ioff():
         fig, _ = plt.subplots(
             1, 3, figsize=(11, 3.4), gridspec_kw={"width_ratios": [1, 1.6, 1.4]}
@@ -221,22 +211,8 @@ def circle_density(
             return (1 + 0.3 * np.cos(2 * t) + 0.2 * np.sin(3 * t)) / (2 * np.pi)
 
     times = np.linspace(0, t_final, n_frames)
-    sl_beta = widgets.FloatSlider(
-        value=beta,
-        min=0.5,
-        max=12.0,
-        step=0.5,
-        description="beta",
-        continuous_update=False,
-    )
-    sl_t = widgets.FloatSlider(
-        value=t_final,
-        min=0.0,
-        max=t_final,
-        step=times[1] - times[0],
-        description="time",
-        continuous_update=False,
-    )
+    sl_beta = slider(beta, 0.5, 12.0, 0.5, "beta")
+    sl_t = slider(t_final, 0.0, t_final, times[1] - times[0], "time")
     with plt.ioff():
         fig, _ = plt.subplots(figsize=(6, 3.6))
     plt.close(fig)  # shown through the Output widget only, never by a later plt.show()

@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from ..clustering import PhaseDiagram, phase_transition_curve
 from ..viz.clustering import plot_phase_diagram
-from ._static import Axis, Explorer, StaticSpec, every, show
+from ._static import Axis, Explorer, StaticSpec, every, show, slider
 
 __all__ = ["phase_diagram_explorer", "histogram_explorer"]
 
@@ -48,19 +48,21 @@ def phase_diagram_explorer(
     beta = float(ref.betas[np.argmin(np.abs(ref.betas - beta))])
     t = float(ref.times[np.argmin(np.abs(ref.times - t))])
     s_d = widgets.SelectionSlider(options=ds, value=d, description="d")
-    s_beta = widgets.FloatSlider(
-        value=beta,
-        min=float(ref.betas.min()),
-        max=float(ref.betas.max()),
-        step=0.1,
-        description="beta",
+    s_beta = slider(
+        beta,
+        float(ref.betas.min()),
+        float(ref.betas.max()),
+        0.1,
+        "beta",
+        continuous_update=True,
     )
-    s_t = widgets.FloatSlider(
-        value=t,
-        min=float(ref.times.min()),
-        max=float(ref.times.max()),
-        step=0.5,
-        description="t",
+    s_t = slider(
+        t,
+        float(ref.times.min()),
+        float(ref.times.max()),
+        0.5,
+        "t",
+        continuous_update=True,
     )
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(9, 3.6))
     plt.close(fig)

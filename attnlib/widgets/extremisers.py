@@ -13,7 +13,7 @@ from .._validation import fixed_seed
 from ..metrics import cluster_count
 from ..sphere import sample_sphere
 from ..viz.extremisers import plot_circle_configuration, plot_sphere_configuration
-from ._static import Axis, Explorer, StaticSpec, show
+from ._static import Axis, Explorer, StaticSpec, show, slider
 from .._moved import retired
 from ..extremisers._presets import PRESETS as _PRESETS
 from ..extremisers._presets import extremiser_run
@@ -51,14 +51,7 @@ def extremiser_widget(
         "preset": widgets.Dropdown(
             options=list(_PRESETS), value=preset, description="D"
         ),
-        "lam": widgets.FloatSlider(
-            value=lam,
-            min=-2.0,
-            max=3.0,
-            step=0.05,
-            description="λ",
-            continuous_update=False,
-        ),
+        "lam": slider(lam, -2.0, 3.0, 0.05, "λ"),
         "direction": widgets.ToggleButtons(
             options=["ascent", "descent"], value=direction, description="flow"
         ),

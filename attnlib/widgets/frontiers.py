@@ -17,7 +17,6 @@ from .._moved import retired
 
 from typing import Any
 
-import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -31,24 +30,13 @@ from ..frontiers import (
 )
 from ..frontiers._scenarios import scheme_solutions
 from ..viz.frontiers import draw_causal, draw_hardmax, draw_schemes
-from ._static import Axis, Explorer, StaticSpec, show
+from ._static import Axis, Explorer, StaticSpec, show, slider
 
 __all__ = [
     "scheme_explorer",
     "causal_explorer",
     "temperature_explorer",
 ]
-
-
-def _slider(value, lo, hi, step, name):
-    return widgets.FloatSlider(
-        value=value,
-        min=lo,
-        max=hi,
-        step=step,
-        description=name,
-        continuous_update=False,
-    )
 
 
 # ------------------------------------------------------------- normalisation
@@ -92,10 +80,8 @@ def scheme_explorer(*, beta: float = 1.0, n: int = 32) -> Explorer:
     """
     beta = check_real(beta, "beta", low=0.0, high=9.0)
     n = check_int(n, "n", low=2)
-    sl_b = _slider(beta, 0.0, 9.0, 0.5, "beta")
-    sl_n = widgets.IntSlider(
-        value=n, min=2, max=256, step=1, description="n", continuous_update=False
-    )
+    sl_b = slider(beta, 0.0, 9.0, 0.5, "beta")
+    sl_n = slider(n, 2, 256, 1, "n", integer=True)
     with plt.ioff():
         fig, _ = plt.subplots(1, 2, figsize=(10, 3.6))
     plt.close(fig)
@@ -195,8 +181,8 @@ def causal_explorer(
     t_final = check_real(t_final, "t_final", low=0.0, strict_low=True)
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
     theta0, labels = _four_clusters(check_int(n, "n", low=4))
-    sl_l = _slider(lam, 0.0, 8.0, 0.5, "lam")
-    sl_b = _slider(beta, 0.25, 4.0, 0.25, "beta")
+    sl_l = slider(lam, 0.0, 8.0, 0.5, "lam")
+    sl_b = slider(beta, 0.25, 4.0, 0.25, "beta")
     with plt.ioff():
         fig, _ = plt.subplots(
             1, 3, figsize=(12, 3.6), gridspec_kw={"width_ratios": [1, 1.8, 1.4]}
@@ -271,7 +257,7 @@ def temperature_explorer(*, log2beta: float = 4.0, k: int = 5) -> Explorer:
     """
     log2beta = check_real(log2beta, "log2beta", low=0.0, high=9.0)
     k = check_int(k, "k", low=3)
-    sl = _slider(log2beta, 0.0, 9.0, 1.0, "log2 beta")
+    sl = slider(log2beta, 0.0, 9.0, 1.0, "log2 beta")
     with plt.ioff():
         fig, _ = plt.subplots(1, 2, figsize=(8, 3.9))
     plt.close(fig)

@@ -24,7 +24,7 @@ from .._validation import check_int, check_real, fixed_seed
 from ..sphere import sample_sphere
 from .._variants import VARIANTS, variant_trajectory
 from ..viz.modelling import draw_sphere, token_colors
-from ._static import Axis, Explorer, StaticSpec, every, show
+from ._static import Axis, Explorer, StaticSpec, every, show, slider
 
 __all__ = ["sphere_explorer"]
 
@@ -151,33 +151,17 @@ def sphere_explorer(
     n_frames = check_int(n_frames, "n_frames", low=2)
     times = np.linspace(0.0, t_final, n_frames)
     style = {"description_width": "60px"}
-    b = widgets.FloatSlider(
-        value=beta,
-        min=0.0,
-        max=10.0,
-        step=0.5,
-        description="beta",
-        continuous_update=False,
-        style=style,
-    )
-    nn = widgets.IntSlider(
-        value=n,
-        min=2,
-        max=n_max,
-        step=1,
-        description="n",
-        continuous_update=False,
-        style=style,
-    )
+    b = slider(beta, 0.0, 10.0, 0.5, "beta", style=style)
+    nn = slider(n, 2, n_max, 1, "n", integer=True, style=style)
     var = widgets.Dropdown(
         options=list(VARIANTS), value=variant, description="variant", style=style
     )
-    tt = widgets.FloatSlider(
-        value=t_final,
-        min=0.0,
-        max=t_final,
-        step=times[1] - times[0],
-        description="time",
+    tt = slider(
+        t_final,
+        0.0,
+        t_final,
+        times[1] - times[0],
+        "time",
         continuous_update=True,
         style=style,
     )
