@@ -44,6 +44,7 @@ __all__ = [
     "Explorer",
     "ExplorerBox",
     "StaticSpec",
+    "detached_figure",
     "every",
     "slider",
     "static_enabled",
@@ -135,6 +136,18 @@ def every(values: Sequence[Any], step: int) -> list[Any]:
     if len(values) and (len(values) - 1) % step:
         picked.append(values[-1])
     return [v.item() if hasattr(v, "item") else v for v in picked]
+
+
+def detached_figure(*args: Any, **kwargs: Any) -> Any:
+    """A figure of :func:`matplotlib.pyplot.subplots` (its arguments) that is shown
+    through an explorer's Output widget only, never by a later ``plt.show()`` nor by
+    the inline backend at the end of the cell."""
+    import matplotlib.pyplot as plt
+
+    with plt.ioff():
+        fig, _ = plt.subplots(*args, **kwargs)
+    plt.close(fig)
+    return fig
 
 
 def slider(

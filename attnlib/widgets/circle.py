@@ -16,14 +16,13 @@ from .._moved import retired
 
 from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 from .._deprecation import moved_arguments
 from .._validation import check_int, check_real, fixed_seed
 from ..circle._scenarios import density_run, particle_run
 from ..viz.circle import draw_density, draw_particles
-from ._static import Axis, Explorer, StaticSpec, every, show, slider
+from ._static import Axis, Explorer, StaticSpec, detached_figure, every, show, slider
 
 __all__ = ["circle_particles", "circle_density"]
 
@@ -98,11 +97,9 @@ def circle_particles(
     t_final = check_real(t_final, "t_final", low=0.0, strict_low=True)
     sl_beta = slider(beta, 0.0, 16.0, 0.5, "beta")
     sl_n = slider(n, 2, n_max, 1, "n", integer=True)
-    with plt.ioff():
-        fig, _ = plt.subplots(
-            1, 3, figsize=(11, 3.4), gridspec_kw={"width_ratios": [1, 1.6, 1.4]}
-        )
-    plt.close(fig)  # shown through the Output widget only, never by a later plt.show()
+    fig = detached_figure(
+        1, 3, figsize=(11, 3.4), gridspec_kw={"width_ratios": [1, 1.6, 1.4]}
+    )
     w = _CircleParticles(
         {"beta": sl_beta, "n": sl_n}, fig, t_final=t_final, rng=rng, n_max=n_max
     )
@@ -213,9 +210,7 @@ def circle_density(
     times = np.linspace(0, t_final, n_frames)
     sl_beta = slider(beta, 0.5, 12.0, 0.5, "beta")
     sl_t = slider(t_final, 0.0, t_final, times[1] - times[0], "time")
-    with plt.ioff():
-        fig, _ = plt.subplots(figsize=(6, 3.6))
-    plt.close(fig)  # shown through the Output widget only, never by a later plt.show()
+    fig = detached_figure(figsize=(6, 3.6))
     w = _CircleDensity(
         {"beta": sl_beta, "time": sl_t},
         fig,

@@ -17,7 +17,6 @@ from .._moved import retired
 
 from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 from .._validation import check_int, check_real
@@ -30,7 +29,7 @@ from ..frontiers import (
 )
 from ..frontiers._scenarios import scheme_solutions
 from ..viz.frontiers import draw_causal, draw_hardmax, draw_schemes
-from ._static import Axis, Explorer, StaticSpec, show, slider
+from ._static import Axis, Explorer, StaticSpec, detached_figure, show, slider
 
 __all__ = [
     "scheme_explorer",
@@ -82,9 +81,7 @@ def scheme_explorer(*, beta: float = 1.0, n: int = 32) -> Explorer:
     n = check_int(n, "n", low=2)
     sl_b = slider(beta, 0.0, 9.0, 0.5, "beta")
     sl_n = slider(n, 2, 256, 1, "n", integer=True)
-    with plt.ioff():
-        fig, _ = plt.subplots(1, 2, figsize=(10, 3.6))
-    plt.close(fig)
+    fig = detached_figure(1, 2, figsize=(10, 3.6))
     # without a kernel: seven values of beta and four of n
     return _SchemeExplorer({"beta": sl_b, "n": sl_n}, fig).start(
         StaticSpec(
@@ -183,11 +180,9 @@ def causal_explorer(
     theta0, labels = _four_clusters(check_int(n, "n", low=4))
     sl_l = slider(lam, 0.0, 8.0, 0.5, "lam")
     sl_b = slider(beta, 0.25, 4.0, 0.25, "beta")
-    with plt.ioff():
-        fig, _ = plt.subplots(
-            1, 3, figsize=(12, 3.6), gridspec_kw={"width_ratios": [1, 1.8, 1.4]}
-        )
-    plt.close(fig)
+    fig = detached_figure(
+        1, 3, figsize=(12, 3.6), gridspec_kw={"width_ratios": [1, 1.8, 1.4]}
+    )
     w = _CausalExplorer(
         {"lam": sl_l, "beta": sl_b},
         fig,
@@ -258,9 +253,7 @@ def temperature_explorer(*, log2beta: float = 4.0, k: int = 5) -> Explorer:
     log2beta = check_real(log2beta, "log2beta", low=0.0, high=9.0)
     k = check_int(k, "k", low=3)
     sl = slider(log2beta, 0.0, 9.0, 1.0, "log2 beta")
-    with plt.ioff():
-        fig, _ = plt.subplots(1, 2, figsize=(8, 3.9))
-    plt.close(fig)
+    fig = detached_figure(1, 2, figsize=(8, 3.9))
     w = _TemperatureExplorer({"log2beta": sl}, fig, Z0=_voronoi_tokens(k), k=k)
     return w.start(
         StaticSpec(
