@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from .._deprecation import moved_arguments
 from .._lazy import optimize
-from .._validation import as_numeric, check_choice, check_int, check_real
+from .._validation import as_finite, check_choice, check_int, check_real
 
 __all__ = ["ModeCount", "circle_modes", "line_modes", "count_modes"]
 
@@ -81,14 +81,10 @@ class ModeCount:
     converged: bool = True
 
 
-def _check_points(x, name, ndim=1):
-    arr = as_numeric(x, name).astype(np.float64, copy=False)
-    if arr.ndim != ndim:
-        raise ValueError(f"{name} must be a 1-D array of points, got shape {arr.shape}")
+def _check_points(x, name):
+    arr = as_finite(x, name, what="array of points", ndims=(1,))
     if arr.size == 0:
         raise ValueError(f"{name} must be non-empty")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
     return arr
 
 
