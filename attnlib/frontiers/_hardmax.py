@@ -120,13 +120,9 @@ def Hardmax(
 
     Parameters
     ----------
-    Q : ndarray of shape (p, d), optional
-        Query matrix (identity if omitted): the scores are
-        :math:`\langle Qx_i, Kx_j\rangle`.
-    K : ndarray of shape (p, d), optional
-        Key matrix (identity if omitted), of the same shape as ``Q``.
-    V : ndarray of shape (d, d), optional
-        Value matrix (identity if omitted).
+    Q, K, V : ndarray, optional
+        Query and key matrices of shape (p, d) and value matrix of shape (d, d),
+        each the identity if omitted, as in :class:`attnlib.Model`.
     geometry : Sphere, Euclidean, "sphere" or "euclidean"
         Tokens on the unit sphere (velocity projected; the default) or in
         :math:`\mathbb R^d`. ``sphere=True``/``False`` is its old spelling.
