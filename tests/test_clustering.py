@@ -1,5 +1,6 @@
 """Tests of attnlib.clustering: ensembles, equiangular ODE, phase diagrams, Wendel."""
 
+import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -202,10 +203,19 @@ def _noisy_square(p, seed):
     return float(p) ** 2 + np.random.default_rng(seed).standard_normal(3)
 
 
+def _pool() -> ProcessPoolExecutor:
+    # Workers from a fork server, not forked from this process: pytest's worker may
+    # have imported JAX (the trained networks' tests), whose threads a forked child
+    # inherits in whatever state they hold, a deadlock waiting to happen.
+    return ProcessPoolExecutor(
+        max_workers=2, mp_context=multiprocessing.get_context("forkserver")
+    )
+
+
 def test_sweep_serial_and_process_pool_identical():
     params = [1.0, 2.0, 3.0, 4.0]
     serial = sweep(_noisy_square, params, rng=5, progress=False)
-    with ProcessPoolExecutor(max_workers=2) as ex:
+    with _pool() as ex:
         pooled = sweep(_noisy_square, params, rng=5, executor=ex, progress=False)
     for a, b in zip(serial, pooled):
         np.testing.assert_array_equal(a, b)
@@ -217,7 +227,7 @@ def test_sweep_serial_and_process_pool_identical():
 def test_phase_diagram_serial_and_process_pool_identical():
     kw = dict(betas=[0.5, 3.0, 6.0], samples=6, t_final=4.0, rng=3, progress=False)
     serial = phase_diagram(8, **kw)
-    with ProcessPoolExecutor(max_workers=2) as ex:
+    with _pool() as ex:
         pooled = phase_diagram(8, executor=ex, **kw)
     np.testing.assert_array_equal(serial.probability, pooled.probability)
     np.testing.assert_array_equal(serial.stderr, pooled.stderr)
