@@ -681,6 +681,8 @@ LAYERS = {
     **dict.fromkeys(
         ["frontiers._hardmax", "frontiers._metastability", "frontiers._causal"], 3
     ),
+    # value matrices resampled at every layer (on the kernel and the driver)
+    "frontiers._resampled": 3,
     **dict.fromkeys(["frontiers._noise", "frontiers._layernorm"], 4),
     "frontiers._scenarios": 5,
     # the faces of the topic packages
