@@ -685,6 +685,8 @@ LAYERS = {
     "frontiers._resampled": 3,
     **dict.fromkeys(["frontiers._noise", "frontiers._layernorm"], 4),
     "frontiers._scenarios": 5,
+    # the stationary states of the noisy dynamics (over the noise threshold)
+    "frontiers._stationary": 5,
     # the faces of the topic packages
     **dict.fromkeys(
         ["circle", "clustering", "gaussian", "extremisers", "frontiers"], 6
