@@ -147,6 +147,11 @@ def _kernel_over_beta(ell: np.ndarray, beta: float) -> np.ndarray:
     )
 
 
+#: The largest degree whose growth rate is evaluated (ten times any ``lmax`` a run
+#: on this grid can afford).
+_ELL_MAX = 10_000
+
+
 def sphere_growth_rates(ell: Any, *, beta: float, sigma: float = 0.0) -> np.ndarray:
     r"""Linear growth rate :math:`r_\ell` of degree-:math:`\ell` perturbations of the
     uniform density on :math:`S^2` (USA mean field, noise :math:`\sigma\Delta_S`).
@@ -190,6 +195,11 @@ def sphere_growth_rates(ell: Any, *, beta: float, sigma: float = 0.0) -> np.ndar
     ell = as_finite(ell, "ell")
     if np.any(ell < 0) or np.any(ell != np.round(ell)):
         raise ValueError(f"ell must be non-negative integers, got {ell!r}")
+    if np.any(ell > _ELL_MAX):
+        raise ValueError(
+            f"ell must be at most {_ELL_MAX} (degrees of a band-limited density), "
+            f"got {float(np.max(ell)):g}"
+        )
     ll = ell * (ell + 1.0)
     return ll * (_kernel_over_beta(ell, beta) - sigma)
 
@@ -624,7 +634,8 @@ def sphere_mean_field(
         progress=progress,
         name="sphere_mean_field",
         advice={
-            Outcome.BUDGET_EXHAUSTED: "increase max_steps or dt, or use a smaller "
+            Outcome.BUDGET_EXHAUSTED: "shorten t_final (times), increase max_steps "
+            "or dt, or use a smaller "
             "beta or lmax",
             Outcome.STEP_TOO_SMALL: "increase max_steps or use a smaller beta",
             Outcome.NONFINITE: "use a smaller dt (or dt=None, adaptive steps)",

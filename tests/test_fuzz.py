@@ -42,6 +42,7 @@ MODULE_NAMES = (
     "equiangular extremisers._flows gaussian._dynamics frontiers._hardmax integrate "
     "circle._kuramoto circle._meanfield metrics frontiers._noise frontiers._layernorm "
     "clustering._phase sphere frontiers._metastability sweep clustering._wendel "
+    "_sphere_meanfield frontiers._stationary frontiers._resampled "
     "_variants circle._scenarios gaussian._presets extremisers._presets "
     "frontiers._scenarios"
 ).split()
@@ -67,6 +68,9 @@ MODULE_NAMES = (
     staircase,
     sweep,
     wendel,
+    sphere_meanfield,
+    stationary,
+    resampled,
     *_scenario_modules,
 ) = (
     importlib.import_module(f"attnlib.{m}")  # attnlib.energy is also a function
@@ -732,6 +736,81 @@ SPECS = [
         {"beta": 2.0, "d": 3, "normalization": "usa"},
     ),
     Spec("noise_threshold(sa)", noise.noise_threshold, {"beta": 2.0, "d": 5}),
+    # Frontiers II: the sphere's mean field, stationary states, resampled layers
+    Spec(
+        "sphere_growth_rates",
+        sphere_meanfield.sphere_growth_rates,
+        {"ell": [1, 2, 3], "beta": 2.0, "sigma": 0.1},
+    ),
+    Spec(
+        "sphere_density",
+        sphere_meanfield.sphere_density,
+        {"coefficients": np.eye(3, dtype=complex) / np.sqrt(4 * np.pi), "points": X8},
+        positional=("coefficients", "points"),
+    ),
+    Spec(
+        "sphere_mean_field",
+        sphere_meanfield.sphere_mean_field,
+        {
+            "rho0": lambda x: (1 + 0.1 * x[:, 2]) / (4 * np.pi),
+            "beta": 1.0,
+            "lmax": 8,
+            "t_final": 0.05,
+            "sigma": 0.1,
+            "max_steps": 200,
+        },
+        positional=("rho0",),
+    ),
+    Spec("transition_beta", stationary.transition_beta, {"d": 3}, positional=("d",)),
+    Spec("linear_coupling", stationary.linear_coupling, {"beta": 2.0, "d": 3}),
+    Spec("landau_coefficient", stationary.landau_coefficient, {"beta": 2.0, "d": 3}),
+    Spec(
+        "stationary_state",
+        stationary.stationary_state,
+        {"beta": 1.0, "d": 2, "sigma": 0.2, "lmax": 24},
+    ),
+    Spec(
+        "stationary_branches",
+        stationary.stationary_branches,
+        {"sigmas": [0.1, 0.15, 0.2], "beta": 1.0, "d": 2, "lmax": 24},
+        positional=("sigmas",),
+    ),
+    Spec(
+        "circle_noisy_mean_field",
+        stationary.circle_noisy_mean_field,
+        {
+            "rho0": 1 + 0.1 * np.cos(2 * np.pi * np.arange(32) / 32),
+            "beta": 1.0,
+            "sigma": 0.2,
+            "t_final": 0.05,
+        },
+        positional=("rho0",),
+    ),
+    Spec(
+        "resampled_run",
+        resampled.resampled_run,
+        {"X0": X8, "beta": 1.0, "layers": 4, "rng": 0},
+        positional=("X0",),
+    ),
+    Spec(
+        "overlap_coefficients",
+        resampled.overlap_coefficients,
+        {"u": [0.0, 0.5], "beta": 1.0, "d": 3},
+        positional=("u",),
+    ),
+    Spec(
+        "overlap_sde",
+        resampled.overlap_sde,
+        {"u0": [0.0, 0.5], "beta": 1.0, "d": 3, "t_final": 0.1, "dt": 0.01, "rng": 0},
+        positional=("u0",),
+    ),
+    Spec(
+        "antipodal_probability",
+        resampled.antipodal_probability,
+        {"u0": 0.0, "beta": 1.0, "d": 4},
+        positional=("u0",),
+    ),
+    Spec("count_clusters", resampled.count_clusters, {"X": X8}, positional=("X",)),
     Spec(
         "simulate_noisy",
         noise.simulate_noisy,
@@ -944,6 +1023,9 @@ HOLDERS = {
     "moment_observables",
     "AngleTrajectory",
     "Dynamics",  # a typing.Protocol: what simulate needs of a model
+    "StationaryState",
+    "Branches",
+    "ResampledRun",
 }
 
 #: Infinite values that a function documents as its answer (the result field, "" for

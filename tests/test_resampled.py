@@ -223,3 +223,15 @@ def test_antipodal_probability_with_the_sa_drift_against_the_limit_sde():
     p0 = float(antipodal_probability(0.0, beta=beta, d=d, noise=np.sqrt(3)))
     assert lo - 0.02 < p < hi + 0.02, (lo, p, hi)
     assert p < p0 - 0.03
+
+
+def test_empty_inputs_and_endless_paths_are_clear_errors():
+    with pytest.raises(ValueError, match="X0 must hold at least one token"):
+        resampled_run(np.empty((0, 3)), beta=1.0, layers=2, rng=0)
+    with pytest.raises(ValueError, match="X must hold at least one token"):
+        count_clusters(np.empty((0, 3)))
+    with pytest.raises(ValueError, match="t_final"):
+        overlap_sde([0.0], beta=1.0, d=3, t_final=1e300, dt=0.01, rng=0)
+    with pytest.raises(ValueError, match="max_steps=10"):
+        overlap_sde([0.0], beta=1.0, d=3, t_final=1.0, dt=0.01, rng=0, max_steps=10)
+    assert overlap_sde([0.0], beta=1.0, d=3, t_final=0.1, dt=0.01, rng=0).shape == (1,)

@@ -244,3 +244,27 @@ def test_the_kind_of_transition_switches_at_beta_star(d):
             assert band.size >= 10 and sc < band.min() < sk < band.max()
         else:
             assert band.size == 0 and sk is None
+
+
+def test_the_limits_of_beta_sigma_and_lmax_are_clear_errors():
+    # the Bessel ratios' leading terms below beta = 1e-6, and the documented range
+    assert linear_coupling(beta=1e-300, d=3) == 1.5
+    assert landau_coefficient(beta=1e-300, d=2) == pytest.approx(-0.25)
+    assert linear_coupling(beta=2e-6, d=3) == pytest.approx(1.5, rel=1e-11)
+    for fn in (linear_coupling, landau_coefficient):
+        with pytest.raises(ValueError, match="beta"):
+            fn(beta=501.0, d=3)
+    sc = sigma_c(1.0, 2)
+    with pytest.raises(ValueError, match="sigma must be at least"):
+        stationary_state(beta=1.0, d=2, sigma=0.04 * sc)
+    assert stationary_state(beta=1.0, d=2, sigma=0.06 * sc).order > 0.9
+    with pytest.raises(ValueError, match="sigmas must be at least"):
+        stationary_branches([0.01 * sc, sc], beta=1.0, d=2)
+    for bad in (0, 1, 2.5, 401):
+        with pytest.raises((ValueError, TypeError), match="lmax"):
+            stationary_state(beta=1.0, d=2, sigma=0.5 * sc, lmax=bad)
+    th = 2 * np.pi * np.arange(32) / 32
+    with pytest.raises(ValueError, match="rho0 must be a density"):
+        circle_noisy_mean_field(2 + np.cos(th), beta=1.0, sigma=0.2, t_final=0.1)
+    with pytest.raises(ValueError, match="beta"):
+        circle_noisy_mean_field(1 + 0 * th, beta=60.0, sigma=0.2, t_final=0.1)

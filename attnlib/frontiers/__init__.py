@@ -17,6 +17,14 @@ Each tool lives in the submodule of its idea:
   :func:`line_modes`; ``attnlib.frontiers._density_modes``);
 * metastability at large :math:`\beta`, the staircase of merging clusters
   (:func:`merge_flow`; ``attnlib.frontiers._metastability``);
+* the chapter's sequel, *Frontiers II* (the eighth chapter): the mean-field equation
+  on :math:`S^2` solved spectrally (:func:`sphere_mean_field`;
+  ``attnlib._sphere_meanfield``), the stationary states of the noisy dynamics beyond
+  the linear threshold and the dimension's transition :math:`\beta^*(d)`
+  (:func:`stationary_branches`, :func:`transition_beta`;
+  ``attnlib.frontiers._stationary``), and layers whose value matrices are drawn
+  afresh at every layer (:func:`resampled_run`, :func:`antipodal_probability`;
+  ``attnlib.frontiers._resampled``);
 * the runs the chapter's figures and widgets show (:func:`four_clusters`,
   :func:`causal_run`, :func:`voronoi_tokens`, :func:`temperature_runs`;
   ``attnlib.frontiers._scenarios``).
@@ -62,6 +70,9 @@ from ._metastability import (
     MergeFlow,
     merge_flow,
 )
+from .._sphere_meanfield import sphere_mean_field
+from ._resampled import antipodal_probability, resampled_run
+from ._stationary import stationary_branches, transition_beta
 
 __all__ = [
     # layer normalisation
@@ -95,6 +106,13 @@ __all__ = [
     # metastability
     "MergeFlow",
     "merge_flow",
+    # Frontiers II: the sphere's mean field, noise beyond the threshold,
+    # weights resampled at every layer
+    "sphere_mean_field",
+    "stationary_branches",
+    "transition_beta",
+    "resampled_run",
+    "antipodal_probability",
     # the chapter's scenarios
     "four_clusters",
     "causal_run",

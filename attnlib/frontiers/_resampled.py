@@ -58,7 +58,7 @@ import numpy as np
 from .. import _kernel as kern
 from .._control import Fixed
 from .._lazy import integrate as _quad_module
-from .._stepping import Outcome, drive, output_times
+from .._stepping import MAX_STEPS, Outcome, drive, output_times
 from .._validation import (
     as_finite,
     as_member_param,
@@ -66,6 +66,7 @@ from .._validation import (
     check_int,
     check_real,
     check_rng,
+    check_steps,
     check_unit_norm,
 )
 
@@ -112,6 +113,8 @@ def _check_states(X0: Any) -> np.ndarray:
         raise ValueError(
             f"X0 must have tokens of dimension d >= 2, got d={X.shape[-1]}"
         )
+    if X.shape[-2] < 1:
+        raise ValueError("X0 must hold at least one token, got an empty array")
     check_unit_norm(X, "X0")
     return X
 
@@ -315,12 +318,14 @@ def overlap_sde(
     noise: float = 1.0,
     value_mean: float = 0.0,
     heads: int = 1,
+    max_steps: int = MAX_STEPS,
 ) -> np.ndarray:
     r"""Euler–Maruyama for the limit overlap :math:`du = b\,dt + \sqrt a\,dB`,
     clipped to :math:`[-1, 1]` (where :math:`a` and :math:`b` vanish).
 
     ``u0`` (array of any shape: independent paths) gives the starting overlaps;
-    returns the overlaps at ``t_final``.
+    returns the overlaps at ``t_final``. At most ``max_steps`` steps of size ``dt``
+    are taken (a ``TooManyStepsError`` before the first one otherwise).
     """
     beta, d, noise, value_mean, heads = _check_sde_params(
         beta, d, noise, value_mean, heads
@@ -330,6 +335,13 @@ def overlap_sde(
         raise ValueError("u0 must be overlaps in [-1, 1]")
     t_final = check_real(t_final, "t_final", low=0.0, strict_low=True)
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
+    max_steps = check_int(max_steps, "max_steps", low=1)
+    check_steps(
+        np.ceil(t_final / dt),
+        max_steps,
+        what="overlap_sde",
+        hint="shorten t_final, increase dt or max_steps",
+    )
     gen = check_rng(rng)
 
     def advance(u: np.ndarray, h: float, k: int) -> np.ndarray:
@@ -346,8 +358,9 @@ def overlap_sde(
         u,
         output_times(t_final=t_final),
         control=Fixed(dt),
-        max_steps=None,
+        max_steps=max_steps,
         name="overlap_sde",
+        advice={Outcome.BUDGET_EXHAUSTED: "shorten t_final, increase dt or max_steps"},
     )
     return run.state
 
@@ -463,6 +476,8 @@ def count_clusters(X: Any, *, tol: float = 0.05) -> tuple[np.ndarray, np.ndarray
     (clusters, antipodal_pairs) : ndarrays of int, shape () or (B,)
     """
     X = as_finite(X, "X", what="array of tokens", ndims=(2, 3))
+    if X.shape[-2] < 1:
+        raise ValueError("X must hold at least one token, got an empty array")
     tol = check_real(tol, "tol", low=0.0, strict_low=True)
     single = X.ndim == 2
     Xb = X[None] if single else X

@@ -72,13 +72,38 @@ from typing import Any
 import numpy as np
 
 from .._lazy import special
+from .._special import ive
 from .._validation import as_finite, check_int, check_real
 from ._noise import noise_threshold
 
-__all__: list[str] = []
+__all__ = [
+    "transition_beta",
+    "linear_coupling",
+    "landau_coefficient",
+    "StationaryState",
+    "stationary_state",
+    "Branches",
+    "stationary_branches",
+    "circle_noisy_mean_field",
+]
 
 
 # ------------------------------------------------------------ Mun-Rosenzweig
+#: The range of beta: below _BETA_SMALL the Bessel functions are replaced by their
+#: leading terms (relative error below 1e-12); above _BETA_MAX the coupling
+#: e^(-beta) underflows and the zonal expansions would need thousands of degrees.
+_BETA_SMALL = 1e-6
+_BETA_MAX = 500.0
+
+#: The smallest noise, as a fraction of sigma_c, at which a stationary density is
+#: computed: below it the density is too concentrated for the quadrature.
+_SIGMA_MIN = 0.05
+
+#: The largest beta of the fixed-step circle solver (meant for the moderate beta of
+#: the noisy transition; its steps would have to shrink like e^(-beta) beyond).
+_BETA_CIRCLE = 50.0
+
+
 def transition_beta(d: int) -> float:
     r"""The :math:`\beta^*(d)` of Mun and Rosenzweig: the root of
     :math:`I_{d/2+1}(\beta)/I_{d/2}(\beta) = 1/d`.
@@ -114,13 +139,15 @@ def linear_coupling(*, beta: float, d: int) -> float:
     >>> round(linear_coupling(beta=1e-9, d=3), 6)  # K_#(0+) = d/2
     1.5
     """
-    beta = check_real(beta, "beta", low=0.0, strict_low=True)
+    beta = check_real(beta, "beta", low=0.0, strict_low=True, high=_BETA_MAX)
     d = check_int(d, "d", low=2)
+    if beta < _BETA_SMALL:  # I_nu(b) = (b/2)^nu / Gamma(nu + 1) (1 + O(b^2))
+        return d / 2
     log_k = (
         (d / 2) * np.log(beta)
         - (d / 2) * np.log(2.0)
         - special.gammaln(d / 2)
-        - np.log(special.ive(d / 2, beta))
+        - np.log(float(ive(d / 2, beta)))
         - beta
     )
     return float(np.exp(log_k))
@@ -145,9 +172,12 @@ def landau_coefficient(*, beta: float, d: int) -> float:
     >>> landau_coefficient(beta=1.0, d=2) < 0 < landau_coefficient(beta=4.0, d=2)
     True
     """
-    beta = check_real(beta, "beta", low=0.0, strict_low=True)
+    beta = check_real(beta, "beta", low=0.0, strict_low=True, high=_BETA_MAX)
     d = check_int(d, "d", low=2)
-    r2 = float(special.ive(d / 2 + 1, beta) / special.ive(d / 2, beta))
+    if beta < _BETA_SMALL:  # I_(nu+1)/I_nu = b / (2 nu + 2) (1 + O(b^2))
+        r2 = beta / (d + 2)
+    else:
+        r2 = float(ive(d / 2 + 1, beta) / ive(d / 2, beta))
     return (d - 1) / (d + 2) * r2 / (1.0 - r2) - 1.0 / (d + 2)
 
 
@@ -205,11 +235,15 @@ class _Zonal:
         return float(np.max(np.linalg.eigvals(J).real))
 
 
+#: The most degrees of the zonal expansion.
+_LMAX = 400
+
+
 def _zonal(d: int, beta: float, lmax: int | None) -> _Zonal:
     if lmax is None:
         # keep every degree whose kernel coefficient is above 1e-16 of c_1
         nu = d / 2 - 1
-        ells = np.arange(1, 400)
+        ells = np.arange(1, _LMAX)
         r = special.ive(ells + nu, beta) / special.ive(1 + nu, beta)
         lmax = int(max(8, ells[np.nonzero(r > 1e-16)[0][-1]] + 1))
     return _Zonal(d, beta, lmax, 2 * lmax + 64)
@@ -298,12 +332,27 @@ def _state(z: _Zonal, b: np.ndarray, sigma: float) -> StationaryState:
     )
 
 
-def _check(beta, d, sigma=None):
-    beta = check_real(beta, "beta", low=0.0, strict_low=True)
+def _check(beta, d, sigma=None, lmax=None):
+    beta = check_real(beta, "beta", low=0.0, strict_low=True, high=_BETA_MAX)
     d = check_int(d, "d", low=2)
     if sigma is not None:
         sigma = check_real(sigma, "sigma", low=0.0, strict_low=True)
-    return beta, d, sigma
+        _check_sigma_range(sigma, "sigma", beta, d)
+    if lmax is not None:
+        lmax = check_int(lmax, "lmax", low=2)
+        if lmax > _LMAX:
+            raise ValueError(f"lmax must be at most {_LMAX}, got {lmax}")
+    return beta, d, sigma, lmax
+
+
+def _check_sigma_range(sigma: float, name: str, beta: float, d: int) -> None:
+    floor = _SIGMA_MIN * noise_threshold(beta=beta, d=d, normalization="usa")
+    if sigma < floor:
+        raise ValueError(
+            f"{name} must be at least {_SIGMA_MIN:g} sigma_c = {floor:.4g} "
+            f"(beta={beta:g}, d={d}), got {sigma:g}: the stationary density is "
+            "then too concentrated for the quadrature"
+        )
 
 
 def stationary_state(
@@ -320,8 +369,9 @@ def stationary_state(
     Parameters
     ----------
     beta, d, sigma : float, int, float
-        Inverse temperature (``> 0``), ambient dimension (``>= 2``; the circle is
-        ``d = 2``), noise (``> 0``).
+        Inverse temperature (``0 < beta <= 500``), ambient dimension (``>= 2``;
+        the circle is ``d = 2``), noise (at least :math:`0.05\,\sigma_c`: below,
+        the density is too concentrated for the quadrature).
     order : float, optional
         Start of the iteration :math:`b \leftarrow G(b)` (its first mode at this
         order parameter, the others zero): the stable state whose basin holds that
@@ -339,7 +389,7 @@ def stationary_state(
     >>> bool(0.5 < s.order < 1 and s.free_energy < 0 and s.stability < 1)
     True
     """
-    beta, d, sigma = _check(beta, d, sigma)
+    beta, d, sigma, lmax = _check(beta, d, sigma, lmax)
     z = _zonal(d, beta, lmax)
     b = np.zeros(z.L)
     if order is None:
@@ -436,12 +486,13 @@ def stationary_branches(
     >>> br.order_up.round(3).tolist() == br.order_down.round(3).tolist()
     True
     """
-    beta, d, _ = _check(beta, d)
+    beta, d, _, lmax = _check(beta, d, lmax=lmax)
     sig = as_finite(sigmas, "sigmas", ndims=(1,))
     if sig.size < 2 or np.any(np.diff(sig) <= 0) or sig[0] <= 0:
         raise ValueError(
             "sigmas must be positive and strictly increasing (>= 2 values)"
         )
+    _check_sigma_range(float(sig[0]), "sigmas", beta, d)
     z = _zonal(d, beta, lmax)
     up = []
     b = np.zeros(z.L)
@@ -476,6 +527,9 @@ def circle_noisy_mean_field(
     ``Model(beta=beta, normalization="usa")`` in dimension 2. Classical RK4 with an
     integrating factor :math:`e^{-\sigma k^2 h}` for the noise, fixed steps ``dt``
     on the library's driver; the product is dealiased by zero padding (3/2 rule).
+    ``rho0`` must be non-negative of mean one, and ``0 < beta <= 50`` (the
+    moderate :math:`\beta` of the noisy transition; fixed steps would have to
+    shrink like :math:`e^{-\beta}` beyond).
 
     Returns
     -------
@@ -494,7 +548,7 @@ def circle_noisy_mean_field(
     from .._control import Fixed
     from .._stepping import drive, output_times
 
-    beta = check_real(beta, "beta", low=0.0, strict_low=True)
+    beta = check_real(beta, "beta", low=0.0, strict_low=True, high=_BETA_CIRCLE)
     sigma = check_real(sigma, "sigma", low=0.0)
     t_final = check_real(t_final, "t_final", low=0.0)
     dt = check_real(dt, "dt", low=0.0, strict_low=True)
@@ -502,6 +556,12 @@ def circle_noisy_mean_field(
     n = rho.size
     if n < 8 or n % 2:
         raise ValueError(f"rho0 must have an even number (>= 8) of values, got {n}")
+    if np.any(rho < 0) or abs(rho.mean() - 1.0) > 1e-6:
+        raise ValueError(
+            "rho0 must be a density w.r.t. dtheta/2pi (non-negative values of mean "
+            f"one), got values in [{rho.min():.3g}, {rho.max():.3g}] of mean "
+            f"{rho.mean():.6g}"
+        )
     k = np.arange(n // 2 + 1)
     kern_over_beta = special.ive(k, beta) * np.exp(beta) / beta
     npad = 3 * n // 2 + (3 * n // 2) % 2

@@ -25,11 +25,11 @@ from .._deprecation import moved_arguments
 from .._validation import fixed_seed
 from ..circle._scenarios import particle_run as _particle_run
 
+# Not public: draw_particles and draw_density, which draw on given axes
+# for the figures below and for the live explorers of attnlib.widgets.
 __all__ = [
     "particles_figure",
-    "draw_particles",
     "density_figure",
-    "draw_density",
     "growth_rates_figure",
     "kuramoto_figure",
     "energy_figure",

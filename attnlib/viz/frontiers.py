@@ -18,16 +18,15 @@ from matplotlib.animation import FuncAnimation
 
 from ..frontiers import hardmax_weights
 
+# Not public: draw_schemes, draw_causal and draw_hardmax, which draw on given axes
+# for the figures below and for the live explorers of attnlib.widgets.
 __all__ = [
-    "draw_schemes",
     "schemes_figure",
     "phase_curves_figure",
-    "draw_causal",
     "causal_figure",
     "retention_figure",
     "renyi_figure",
     "long_context_figure",
-    "draw_hardmax",
     "hardmax_figure",
     "staircase_figure",
     "modes_figure",
@@ -65,7 +64,8 @@ def draw_schemes(
 
 
 def schemes_figure(sols: Mapping[str, Any], *, title: str = "") -> Any:
-    """Figure of :func:`draw_schemes`."""
+    """The schemes' equiangular solutions (``1 - gamma`` and the radius), on a new
+    figure."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     draw_schemes(axes, sols, title=title)
     fig.tight_layout()
@@ -139,7 +139,7 @@ def draw_causal(
 
 
 def causal_figure(times: np.ndarray, theta: np.ndarray, **kw: Any) -> Any:
-    """Figure of :func:`draw_causal`."""
+    """The causal run's angles against time, on a new figure."""
     fig, axes = plt.subplots(
         1, 2, figsize=(10, 3.8), gridspec_kw={"width_ratios": [1, 2]}
     )

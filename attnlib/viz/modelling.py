@@ -29,9 +29,9 @@ from .._variants import (
     variant_trajectory as _variant_trajectory,
 )
 
+# Not public: draw_sphere and token_colors, which draw on given axes
+# for the figures below and for the live explorers of attnlib.widgets.
 __all__ = [
-    "draw_sphere",
-    "token_colors",
     "plot_snapshots",
     "plot_variants",
     "plot_circle_field",
