@@ -20,8 +20,8 @@ Each tool lives in the submodule of its idea:
 * the chapter's sequel, *Frontiers II* (the eighth chapter): the mean-field equation
   on :math:`S^2` solved spectrally (:func:`sphere_mean_field`;
   ``attnlib._sphere_meanfield``), the stationary states of the noisy dynamics beyond
-  the linear threshold and the dimension's transition :math:`\beta^*(d)`
-  (:func:`stationary_branches`, :func:`transition_beta`;
+  the linear threshold, one at a time or followed up and down in the noise
+  (:func:`stationary_state`, :func:`stationary_branches`;
   ``attnlib.frontiers._stationary``), and layers whose value matrices are drawn
   afresh at every layer (:func:`resampled_run`, :func:`antipodal_probability`;
   ``attnlib.frontiers._resampled``);
@@ -72,7 +72,7 @@ from ._metastability import (
 )
 from .._sphere_meanfield import sphere_mean_field
 from ._resampled import antipodal_probability, resampled_run
-from ._stationary import stationary_branches, transition_beta
+from ._stationary import stationary_branches, stationary_state
 
 __all__ = [
     # layer normalisation
@@ -109,8 +109,8 @@ __all__ = [
     # Frontiers II: the sphere's mean field, noise beyond the threshold,
     # weights resampled at every layer
     "sphere_mean_field",
+    "stationary_state",
     "stationary_branches",
-    "transition_beta",
     "resampled_run",
     "antipodal_probability",
     # the chapter's scenarios
