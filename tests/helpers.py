@@ -56,6 +56,7 @@ NAMES = {
     "d": ("d",),
     "n": ("n",),
     "log₂ β": ("beta",),  # the figure writes beta = 2 ** label
+    "σ/σ_c": (r"\sigma",),  # the figure writes sigma = 1.05 sigma_c
 }
 # controls whose figure writes another quantity: the gaussian widget's frame index
 # (the figure writes the time of that frame)

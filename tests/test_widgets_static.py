@@ -32,7 +32,9 @@ from attnlib.widgets.clustering import (  # noqa: E402
 )
 from attnlib.widgets.extremisers import extremiser_widget  # noqa: E402
 from attnlib.widgets.frontiers import (  # noqa: E402
+    antipodal_explorer,
     causal_explorer,
+    noise_explorer,
     scheme_explorer,
     temperature_explorer,
 )
@@ -75,6 +77,10 @@ FACTORIES = {
     "scheme_explorer": lambda: scheme_explorer(beta=1.0, n=8).widget,
     "causal_explorer": lambda: causal_explorer(n=8, t_final=1.0, dt=0.05).widget,
     "temperature_explorer": lambda: temperature_explorer(log2beta=2.0).widget,
+    "noise_explorer": lambda: noise_explorer(beta=4.0).widget,
+    "antipodal_explorer": lambda: (
+        antipodal_explorer(d=5, paths=4, layers=60, t_final=6.0).widget
+    ),
 }
 
 
@@ -177,7 +183,7 @@ def test_static_display_is_an_explorer_whose_controls_all_act(case, static):
     assert f'src="{default_uri}"' in page
 
 
-@pytest.mark.slow  # every frame of eleven explorers: minutes on a busy machine
+@pytest.mark.slow  # every frame of twelve explorers: minutes on a busy machine
 def test_every_control_shows_the_value_its_frame_used(case, static):
     """While the frames were drawn, each numeric control showed the number its
     figure writes (``beta = 3.85``, ``t = 2.0``), and held the grid value exactly
