@@ -684,6 +684,8 @@ LAYERS = {
     # value matrices resampled at every layer (on the kernel and the driver)
     "frontiers._resampled": 3,
     **dict.fromkeys(["frontiers._noise", "frontiers._layernorm"], 4),
+    # Mix-LN, nGPT and several heads (over the models and the equiangular ODE)
+    "frontiers._zoo": 4,
     "frontiers._scenarios": 5,
     # the stationary states of the noisy dynamics (over the noise threshold)
     "frontiers._stationary": 5,
