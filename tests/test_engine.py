@@ -306,6 +306,13 @@ MOVED_ALL = {
 #: object (its dotted path) each resolves to.
 DEPRECATED = {
     ("attnlib.circle", "AngleTrajectory"): "attnlib.Trajectory",
+    # natural_frequencies(n, scale=gamma) replaces it, with the same numbers
+    ("attnlib.circle", "lorentzian_frequencies"): (
+        "attnlib.circle._kuramoto._lorentzian_frequencies"
+    ),
+    ("attnlib.kuramoto", "lorentzian_frequencies"): (
+        "attnlib.circle._kuramoto._lorentzian_frequencies"
+    ),
     ("attnlib.extremisers", "DensityResult"): "attnlib.extremisers.Configuration",
     ("attnlib.clustering", "cluster_count_from_gram"): (
         "attnlib.metrics._cluster_count_from_gram"

@@ -439,9 +439,9 @@ SPECS = [
         {"omega": np.linspace(-1, 1, 6), "coupling": np.array([0.5, 1.0, 2.0])},
     ),
     Spec(
-        "lorentzian_frequencies",
-        kuramoto.lorentzian_frequencies,
-        {"n": 5, "gamma": 0.5, "rng": 0},
+        "natural_frequencies",
+        kuramoto.natural_frequencies,
+        {"n": 5, "law": "gaussian", "scale": 0.5, "rng": 0},
     ),
     Spec("kuramoto_r", kuramoto.kuramoto_r, {"coupling": [0.5, 2.0], "gamma": 0.5}),
     Spec(
