@@ -694,6 +694,8 @@ LAYERS = {
     "frontiers._scenarios": 5,
     # the stationary states of the noisy dynamics (over the noise threshold)
     "frontiers._stationary": 5,
+    # attention plus a perceptron block on the circle (over the angle model)
+    "frontiers._ffn": 5,
     # the faces of the topic packages
     **dict.fromkeys(
         ["circle", "clustering", "gaussian", "extremisers", "frontiers"], 6
