@@ -49,6 +49,11 @@ def test_velocity_is_n_times_the_gradient_of_the_energy(beta):
     # batched energies are the energies of the rows
     thb = np.stack([th, th[::-1] + 0.3])
     assert np.allclose(m.energy(thb), [m.energy(thb[0]), m.energy(thb[1])])
+    # the energy stays finite up to the largest beta, where e^beta / (2 beta) bounds it
+    big = FeedForwardCircle(m.perceptron, beta=709.0, strength=0.0)
+    assert np.isfinite(big.energy(np.zeros(3))) and np.isclose(
+        big.energy(np.zeros(3)), np.exp(709.0) / (2 * 709.0)
+    )
 
 
 def test_energy_increases_along_a_run():
@@ -118,12 +123,22 @@ def test_atoms_do_not_depend_on_the_initial_condition():
             ValueError,
             "W1",
         ),
+        (
+            lambda: Perceptron(np.full((1, 2), 1e200), np.zeros(1), np.ones(1)),
+            ValueError,
+            "W1, b and a must be small enough",
+        ),
         (lambda: Perceptron.random(0, rng=0), ValueError, "m must"),
         (lambda: Perceptron.random(2, scale=0.0, rng=0), ValueError, "scale"),
         (lambda: Perceptron.random(2, rng="x"), TypeError, "rng"),
         (lambda: FeedForwardCircle("p", beta=1.0), TypeError, "perceptron"),
         (
             lambda: FeedForwardCircle(Perceptron.random(2, rng=0), beta=-1.0),
+            ValueError,
+            "beta",
+        ),
+        (
+            lambda: FeedForwardCircle(Perceptron.random(2, rng=0), beta=710.0),
             ValueError,
             "beta",
         ),

@@ -40,6 +40,9 @@ from ..circle._angles import angle_velocity
 
 __all__ = ["Perceptron", "FeedForwardCircle"]
 
+#: Largest beta: the USA field and energy carry e^beta (float64 overflows beyond).
+_BETA_MAX = float(np.log(np.finfo(float).max))
+
 
 @dataclass(frozen=True)
 class Perceptron:
@@ -79,6 +82,13 @@ class Perceptron:
                 raise ValueError(
                     f"{name} must have shape ({m},) as W1 has m = {m} rows, "
                     f"got {v.shape}"
+                )
+        with np.errstate(over="ignore"):  # bounds on |Phi| and |Phi'| on the circle
+            top = np.abs(a) * (np.hypot(W1[:, 0], W1[:, 1]) + np.abs(b)) ** 2
+            if not np.isfinite(np.sum(top)):
+                raise ValueError(
+                    "W1, b and a must be small enough for the potential to be "
+                    "finite (sum_k |a_k| (|w_k| + |b_k|)^2 overflows)"
                 )
         object.__setattr__(self, "W1", W1)
         object.__setattr__(self, "b", b)
@@ -127,7 +137,8 @@ class FeedForwardCircle:
     ----------
     perceptron : Perceptron
     beta : float
-        Inverse temperature, ``>= 0`` (keyword-only).
+        Inverse temperature, ``>= 0`` and at most :math:`\log(\text{float64 max})
+        \approx 709.78` (keyword-only; USA carries :math:`e^\beta`).
     strength : float
         :math:`\lambda \ge 0`; ``0`` is pure attention.
 
@@ -148,7 +159,9 @@ class FeedForwardCircle:
             raise TypeError(
                 f"perceptron must be a Perceptron, got {type(self.perceptron).__name__}"
             )
-        object.__setattr__(self, "beta", check_real(self.beta, "beta", low=0.0))
+        object.__setattr__(
+            self, "beta", check_real(self.beta, "beta", low=0.0, high=_BETA_MAX)
+        )
         object.__setattr__(
             self, "strength", check_real(self.strength, "strength", low=0.0)
         )
@@ -165,9 +178,9 @@ class FeedForwardCircle:
         theta = as_angles(theta)
         n = theta.shape[-1]
         diff = theta[..., :, None] - theta[..., None, :]
-        if self.beta > 0:
-            att = np.sum(np.exp(self.beta * np.cos(diff)), axis=(-2, -1))
-            att = att / (2 * self.beta * n**2)
+        if self.beta > 0:  # e^beta mean(e^{beta (cos - 1)}): finite up to _BETA_MAX
+            att = np.mean(np.exp(self.beta * (np.cos(diff) - 1)), axis=(-2, -1))
+            att = np.exp(self.beta) * att / (2 * self.beta)
         else:
             att = np.sum(np.cos(diff), axis=(-2, -1)) / (2 * n**2)
         pot = np.mean(self.perceptron.potential(theta), axis=-1)
