@@ -19,7 +19,7 @@ from attnlib.circle import (
     growth_rates,
     kernel_coefficients,
     kuramoto_r,
-    lorentzian_frequencies,
+    natural_frequencies,
     mean_field,
     order_parameter,
     sample_density,
@@ -318,7 +318,7 @@ def test_kuramoto_critical_coupling_lorentzian():
     """r_inf = sqrt(1 - 2 gamma / K), n = 2000, quantile frequencies; tolerance 0.03."""
     gamma, n = 0.5, 2000
     K = np.array([0.5, 1.5, 2.0, 3.0])
-    omega = lorentzian_frequencies(n, gamma)
+    omega = natural_frequencies(n, scale=gamma)
     th0 = np.random.default_rng(0).uniform(0, TWO_PI, (K.size, n))
     tr = simulate_angles(
         Kuramoto(omega, K),
@@ -343,12 +343,101 @@ def test_kuramoto_equals_circle_model_at_beta_zero():
     )
 
 
-def test_lorentzian_frequencies():
-    w = lorentzian_frequencies(4001, 0.7)
+def test_natural_frequencies_lorentzian_quantiles_and_sample():
+    w = natural_frequencies(4001, scale=0.7)
     assert abs(np.median(w)) < 1e-12
     assert np.allclose(np.quantile(w, [0.25, 0.75]), [-0.7, 0.7], rtol=2e-3)
-    w2 = lorentzian_frequencies(10, 1.0, rng=3)
-    assert np.array_equal(w2, lorentzian_frequencies(10, 1.0, rng=3))
+    w2 = natural_frequencies(10, scale=1.0, rng=3)
+    assert np.array_equal(w2, natural_frequencies(10, scale=1.0, rng=3))
+    # the numbers of the former lorentzian_frequencies, bit for bit
+    u = (np.arange(1, 8) - 0.5) / 7
+    assert np.array_equal(
+        natural_frequencies(7, scale=0.3), 0.3 * np.tan(np.pi * (u - 0.5))
+    )
+    u = np.random.default_rng(5).uniform(size=7)
+    assert np.array_equal(
+        natural_frequencies(7, law="lorentzian", scale=0.3, rng=5),
+        0.3 * np.tan(np.pi * (u - 0.5)),
+    )
+
+
+def test_natural_frequencies_gaussian():
+    s = 0.8
+    w = natural_frequencies(4001, law="gaussian", scale=s)
+    assert np.all(np.diff(w) > 0) and abs(np.median(w)) < 1e-12
+    assert np.allclose(w, -w[::-1], atol=1e-12)  # symmetric quantiles
+    # quartiles of N(0, s^2) are -+ 0.6744897501960817 s
+    assert np.allclose(
+        np.quantile(w, [0.25, 0.75]), [-0.67449 * s, 0.67449 * s], rtol=1e-3
+    )
+    assert abs(w.std() / s - 1) < 2e-3
+    g = natural_frequencies(20000, law="gaussian", scale=s, rng=1)
+    assert np.array_equal(g, natural_frequencies(20000, law="gaussian", scale=s, rng=1))
+    assert abs(g.mean()) < 4 * s / np.sqrt(2e4) and abs(g.std() / s - 1) < 0.02
+    assert np.all(natural_frequencies(5, law="gaussian", scale=0.0) == 0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"n": 0}, ValueError, "n must be an integer >= 1"),
+        ({"n": 2.5}, TypeError, "n must be an integer"),
+        ({"n": 4, "law": "cauchy"}, ValueError, "law must be one of"),
+        ({"n": 4, "scale": -1.0}, ValueError, "scale"),
+        ({"n": 4, "scale": np.nan}, ValueError, "scale"),
+        ({"n": 4, "rng": "seed"}, TypeError, "rng must be"),
+    ],
+)
+def test_natural_frequencies_rejects_bad_input(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        natural_frequencies(**kwargs)
+
+
+def test_retired_lorentzian_frequencies_gives_the_same_numbers():
+    import attnlib.circle as circle
+
+    with pytest.warns(DeprecationWarning, match="natural_frequencies"):
+        old = circle.lorentzian_frequencies
+    assert np.array_equal(old(9, 0.4), natural_frequencies(9, scale=0.4))
+    assert np.array_equal(old(9, 0.4, rng=2), natural_frequencies(9, scale=0.4, rng=2))
+
+
+def _gaussian_self_consistent_r(K, s):
+    """The r > 0 root of 1 = K int_{-pi/2}^{pi/2} cos^2 t g(K r sin t) dt for
+    g = N(0, s^2), or 0 when there is none (K <= K_c = sqrt(8/pi) s)."""
+    from scipy.optimize import brentq
+
+    t = np.linspace(-np.pi / 2, np.pi / 2, 2001)
+
+    def f(r):
+        g = np.exp(-((K * r * np.sin(t)) ** 2) / (2 * s**2)) / (s * np.sqrt(2 * np.pi))
+        return K * np.trapezoid(np.cos(t) ** 2 * g, t) - 1
+
+    return brentq(f, 1e-9, 1.0) if f(1e-9) > 0 else 0.0
+
+
+def test_kuramoto_critical_coupling_gaussian():
+    """Gaussian frequencies (quantiles, s = 0.5): incoherent below K_c = sqrt(8/pi) s,
+    r on the self-consistent branch above, n = 2000; tolerance 0.02 (a width 10%
+    larger moves r at K = 1 by 0.13)."""
+    s, n = 0.5, 2000
+    Kc = np.sqrt(8 / np.pi) * s
+    K = np.array([0.6, 1.0, 1.4, 2.0])
+    omega = natural_frequencies(n, law="gaussian", scale=s)
+    th0 = np.random.default_rng(0).uniform(0, TWO_PI, (K.size, n))
+    tr = simulate_angles(
+        Kuramoto(omega, K),
+        th0,
+        times=np.linspace(0, 40, 41),
+        dt=0.1,
+        save_states=False,
+        observables={"r": lambda t: order_parameter(t)[0]},
+    )
+    r = tr.observables["r"][20:].mean(axis=0)
+    theory = np.array([_gaussian_self_consistent_r(k, s) for k in K])
+    assert theory[0] == 0 and np.all(theory[1:] > 0) and K[0] < Kc < K[1]
+    assert r[0] < 0.1
+    assert np.all(np.abs(r[1:] - theory[1:]) < 0.02)
 
 
 def test_order_parameter_and_clusters():

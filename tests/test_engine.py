@@ -306,6 +306,13 @@ MOVED_ALL = {
 #: object (its dotted path) each resolves to.
 DEPRECATED = {
     ("attnlib.circle", "AngleTrajectory"): "attnlib.Trajectory",
+    # natural_frequencies(n, scale=gamma) replaces it, with the same numbers
+    ("attnlib.circle", "lorentzian_frequencies"): (
+        "attnlib.circle._kuramoto._lorentzian_frequencies"
+    ),
+    ("attnlib.kuramoto", "lorentzian_frequencies"): (
+        "attnlib.circle._kuramoto._lorentzian_frequencies"
+    ),
     ("attnlib.extremisers", "DensityResult"): "attnlib.extremisers.Configuration",
     ("attnlib.clustering", "cluster_count_from_gram"): (
         "attnlib.metrics._cluster_count_from_gram"
@@ -689,6 +696,8 @@ LAYERS = {
     "frontiers._scenarios": 5,
     # the stationary states of the noisy dynamics (over the noise threshold)
     "frontiers._stationary": 5,
+    # attention plus a perceptron block on the circle (over the angle model)
+    "frontiers._ffn": 5,
     # the faces of the topic packages
     **dict.fromkeys(
         ["circle", "clustering", "gaussian", "extremisers", "frontiers"], 6

@@ -42,7 +42,7 @@ MODULE_NAMES = (
     "equiangular extremisers._flows gaussian._dynamics frontiers._hardmax integrate "
     "circle._kuramoto circle._meanfield metrics frontiers._noise frontiers._layernorm "
     "clustering._phase sphere frontiers._metastability sweep clustering._wendel "
-    "_sphere_meanfield frontiers._stationary frontiers._resampled "
+    "_sphere_meanfield frontiers._stationary frontiers._resampled frontiers._ffn "
     "_variants circle._scenarios gaussian._presets extremisers._presets "
     "frontiers._scenarios"
 ).split()
@@ -71,6 +71,7 @@ MODULE_NAMES = (
     sphere_meanfield,
     stationary,
     resampled,
+    ffn,
     *_scenario_modules,
 ) = (
     importlib.import_module(f"attnlib.{m}")  # attnlib.energy is also a function
@@ -443,11 +444,26 @@ SPECS = [
         {"omega": np.linspace(-1, 1, 6), "coupling": np.array([0.5, 1.0, 2.0])},
     ),
     Spec(
-        "lorentzian_frequencies",
-        kuramoto.lorentzian_frequencies,
-        {"n": 5, "gamma": 0.5, "rng": 0},
+        "natural_frequencies",
+        kuramoto.natural_frequencies,
+        {"n": 5, "law": "gaussian", "scale": 0.5, "rng": 0},
     ),
     Spec("kuramoto_r", kuramoto.kuramoto_r, {"coupling": [0.5, 2.0], "gamma": 0.5}),
+    Spec(
+        "Perceptron",
+        _m(ffn.Perceptron, "field", THB),
+        {"W1": np.eye(3, 2), "b": np.zeros(3), "a": np.ones(3)},
+    ),
+    Spec(
+        "FeedForwardCircle",
+        _m(ffn.FeedForwardCircle, "energy", THB),
+        {
+            "perceptron": ffn.Perceptron(np.eye(3, 2), np.zeros(3), np.ones(3)),
+            "beta": 2.0,
+            "strength": 0.5,
+        },
+        positional=("perceptron",),
+    ),
     Spec(
         "growth_rates",
         meanfield.growth_rates,

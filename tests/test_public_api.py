@@ -22,7 +22,12 @@ MAX_PUBLIC = 200
 
 #: Every name retired from the public API, by the module it was public in.
 RETIRED = {
-    "attnlib.circle": ["AngleTrajectory", "particle_run", "density_run"],
+    "attnlib.circle": [
+        "AngleTrajectory",
+        "lorentzian_frequencies",
+        "particle_run",
+        "density_run",
+    ],
     "attnlib.clustering": ["cluster_count_from_gram"],
     "attnlib.extremisers": [
         "DensityResult",

@@ -51,7 +51,7 @@ from ._angles import (
     to_angles,
     torus_energy,
 )
-from ._kuramoto import Kuramoto, kuramoto_r, lorentzian_frequencies, order_parameter
+from ._kuramoto import Kuramoto, kuramoto_r, natural_frequencies, order_parameter
 from ._meanfield import (
     DensityTrajectory,
     circle_wasserstein,
@@ -73,7 +73,7 @@ __all__ = [
     "Kuramoto",
     "order_parameter",
     "torus_energy",
-    "lorentzian_frequencies",
+    "natural_frequencies",
     "kuramoto_r",
     "simulate_angles",
     "growth_rates",
@@ -93,6 +93,10 @@ __getattr__ = retired(
     {
         # simulate_angles returns the Trajectory of attnlib.simulate since 0.2
         "AngleTrajectory": "attnlib.Trajectory (what simulate_angles returns)",
+        # natural_frequencies has the Gaussian law too (law=..., scale=...)
+        "lorentzian_frequencies": "attnlib.circle._kuramoto._lorentzian_frequencies"
+        " (not public; its replacement: attnlib.circle.natural_frequencies(n,"
+        " scale=gamma), the same numbers)",
         **{
             n: f"attnlib.circle._scenarios.{n} (not public: the run the widgets draw)"
             for n in ("particle_run", "density_run")

@@ -2,9 +2,11 @@ r"""The Kuramoto model of coupled oscillators and its order parameter.
 
 At :math:`\beta = 0` self-attention on the circle ([GLPR] §7, :mod:`attnlib.circle`)
 is the Kuramoto model with coupling one and no natural frequencies; with
-frequencies :math:`\omega_i` of a Lorentzian density of width :math:`\gamma` it
-synchronises above the critical coupling :math:`K_c = 2\gamma` (Kuramoto 1984;
-Strogatz, *From Kuramoto to Crawford*, 2000).
+frequencies :math:`\omega_i` of a symmetric unimodal density :math:`g` it
+synchronises above the critical coupling :math:`K_c = 2/(\pi g(0))`: :math:`2\gamma`
+for the Lorentzian of width :math:`\gamma`, :math:`\sqrt{8/\pi}\,s` for the Gaussian
+of standard deviation :math:`s` (Kuramoto 1984; Strogatz, *From Kuramoto to
+Crawford*, 2000).
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from .._validation import (
     as_angles,
     as_finite,
     as_member_param,
+    check_choice,
     check_int,
     check_real,
     check_rng,
 )
 
-__all__ = ["order_parameter", "Kuramoto", "lorentzian_frequencies", "kuramoto_r"]
+__all__ = ["order_parameter", "Kuramoto", "natural_frequencies", "kuramoto_r"]
 
 
 def order_parameter(theta: Any, *, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -111,30 +114,77 @@ class Kuramoto:
         return self(theta)
 
 
-def lorentzian_frequencies(
-    n: int, gamma: float, *, rng: np.random.Generator | int | None = None
+#: The frequency laws of :func:`natural_frequencies`.
+_LAWS = ("lorentzian", "gaussian")
+
+
+def natural_frequencies(
+    n: int,
+    *,
+    law: str = "lorentzian",
+    scale: float = 1.0,
+    rng: np.random.Generator | int | None = None,
 ) -> np.ndarray:
-    r"""Natural frequencies with the Lorentzian (Cauchy) density of width ``gamma``.
+    r"""Natural frequencies of ``n`` oscillators with a centred, symmetric law.
 
-    The density is :math:`g(\omega) = \gamma / (\pi(\omega^2+\gamma^2))`.
+    ``law="lorentzian"``: the Lorentzian (Cauchy) density of width
+    :math:`\gamma` = ``scale``, :math:`g(\omega) = \gamma/(\pi(\omega^2+\gamma^2))`,
+    whose Kuramoto critical coupling is :math:`K_c = 2/(\pi g(0)) = 2\gamma`.
+    ``law="gaussian"``: the normal density of standard deviation :math:`s` =
+    ``scale``, :math:`g(\omega) = e^{-\omega^2/2s^2}/(s\sqrt{2\pi})`, with
+    :math:`K_c = \sqrt{8/\pi}\,s`.
 
-    Without ``rng`` the deterministic quantiles
-    :math:`\omega_i = \gamma\tan(\pi(i - 1/2)/n - \pi/2)` are returned (a standard
-    way to remove sampling noise); with ``rng`` an i.i.d. sample.
+    Without ``rng`` the deterministic quantiles :math:`\omega_i = G^{-1}(u_i)`,
+    :math:`u_i = (i - 1/2)/n`, of the distribution function :math:`G` are returned (a
+    standard way to remove sampling noise), e.g.
+    :math:`\omega_i = \gamma\tan(\pi(u_i - 1/2))` for the Lorentzian; with ``rng``
+    an i.i.d. sample.
+
+    Parameters
+    ----------
+    n : int
+        Number of oscillators, ``>= 1``.
+    law : {"lorentzian", "gaussian"}
+    scale : float
+        The width ``gamma`` (Lorentzian) or the standard deviation (Gaussian),
+        ``>= 0``.
+    rng : numpy.random.Generator or int, optional
+        Randomness for an i.i.d. sample; ``None`` gives the quantiles.
+
+    Returns
+    -------
+    ndarray, shape (n,)
 
     Examples
     --------
-    >>> w = lorentzian_frequencies(4, 1.0)
+    >>> w = natural_frequencies(4, scale=1.0)
     >>> bool(abs(w.sum()) < 1e-12)
     True
+    >>> natural_frequencies(3, law="gaussian", scale=2.0).round(4).tolist()
+    [-1.9348, 0.0, 1.9348]
     """
     n = check_int(n, "n", low=1)
-    gamma = check_real(gamma, "gamma", low=0.0)
-    if rng is None:
-        u = (np.arange(1, n + 1) - 0.5) / n
-    else:
-        u = check_rng(rng).uniform(size=n)
-    return gamma * np.tan(np.pi * (u - 0.5))
+    law = check_choice(law, "law", _LAWS)
+    scale = check_real(scale, "scale", low=0.0)
+    if law == "lorentzian":
+        if rng is None:
+            u = (np.arange(1, n + 1) - 0.5) / n
+        else:
+            u = check_rng(rng).uniform(size=n)
+        return scale * np.tan(np.pi * (u - 0.5))
+    if rng is not None:
+        return scale * check_rng(rng).standard_normal(n)
+    from scipy.special import ndtri  # not at import: attnlib stays light
+
+    return scale * ndtri((np.arange(1, n + 1) - 0.5) / n)
+
+
+def _lorentzian_frequencies(
+    n: int, gamma: float, *, rng: np.random.Generator | int | None = None
+) -> np.ndarray:
+    """The calling convention of the retired ``lorentzian_frequencies``:
+    ``natural_frequencies(n, scale=gamma, rng=rng)``, the same numbers."""
+    return natural_frequencies(n, law="lorentzian", scale=gamma, rng=rng)
 
 
 def kuramoto_r(coupling: Any, gamma: float) -> np.ndarray:

@@ -663,7 +663,7 @@ def circle_runs():
         CircleModel,
         Kuramoto,
         angle_velocity,
-        lorentzian_frequencies,
+        natural_frequencies,
         order_parameter,
         simulate_angles,
         torus_energy,
@@ -690,7 +690,7 @@ def circle_runs():
             out[f"{norm}_{k}"] = v
     tr = simulate_angles(CircleModel(beta=2.0), thb, t_final=1.0, method="heun")
     out["batch_final"] = tr.final
-    w = lorentzian_frequencies(40, 0.5)
+    w = natural_frequencies(40, scale=0.5)
     tr = simulate_angles(
         Kuramoto(w, np.array([0.5, 2.0])), thb, times=[0.0, 2.0], method="euler"
     )
