@@ -43,6 +43,7 @@ MODULE_NAMES = (
     "circle._kuramoto circle._meanfield metrics frontiers._noise frontiers._layernorm "
     "clustering._phase sphere frontiers._metastability sweep clustering._wendel "
     "_sphere_meanfield frontiers._stationary frontiers._resampled frontiers._ffn "
+    "frontiers._zoo "
     "_variants circle._scenarios gaussian._presets extremisers._presets "
     "frontiers._scenarios"
 ).split()
@@ -72,6 +73,7 @@ MODULE_NAMES = (
     stationary,
     resampled,
     ffn,
+    zoo,
     *_scenario_modules,
 ) = (
     importlib.import_module(f"attnlib.{m}")  # attnlib.energy is also a function
@@ -827,6 +829,134 @@ SPECS = [
         positional=("u0",),
     ),
     Spec("count_clusters", resampled.count_clusters, {"X": X8}, positional=("X",)),
+    # Frontiers II: Mix-LN, nGPT and several heads
+    Spec(
+        "ngpt_velocity",
+        zoo.ngpt_velocity,
+        {"X": X8, "beta": 1.0, "alpha": 0.5},
+        positional=("X",),
+    ),
+    Spec(
+        "zoo_run",
+        zoo.zoo_run,
+        {
+            "X0": X8[:4],
+            "beta": 1.0,
+            "scheme": "mix",
+            "times": [0.0, 0.2, 0.4],
+            "switch": 0.2,
+            "dt": 0.1,
+            "method": "rk4",
+        },
+        positional=("X0",),
+    ),
+    Spec(
+        "zoo_run(ngpt)",
+        zoo.zoo_run,
+        {
+            "X0": XB,
+            "beta": 1.0,
+            "scheme": "ngpt",
+            "times": [0.0, 0.2],
+            "alpha": 0.5,
+            "dt": 0.1,
+        },
+        positional=("X0",),
+    ),
+    Spec(
+        "zoo_equiangular",
+        zoo.zoo_equiangular,
+        {
+            "times": [0.0, 1.0, 2.0],
+            "beta": 1.0,
+            "n": 4,
+            "scheme": "mix",
+            "switch": 1.0,
+            "normalization": "sa",
+            "gamma0": 0.0,
+            "max_steps": 1000,
+        },
+        positional=("times",),
+    ),
+    Spec(
+        "zoo_equiangular(ngpt)",
+        zoo.zoo_equiangular,
+        {
+            "times": [0.0, 1.0],
+            "beta": 1.0,
+            "n": 4,
+            "scheme": "ngpt",
+            "alpha": 0.5,
+            "normalization": "usa",
+            "gamma0": 0.1,
+            "max_steps": 1000,
+        },
+        positional=("times",),
+    ),
+    Spec(
+        "zoo_time_to",
+        zoo.zoo_time_to,
+        {
+            "level": 0.5,
+            "beta": 1.0,
+            "n": 4,
+            "scheme": "mix",
+            "switch": 0.2,
+            "normalization": "sa",
+        },
+        positional=("level",),
+    ),
+    Spec(
+        "zoo_time_to(ngpt)",
+        zoo.zoo_time_to,
+        {"level": 0.5, "beta": 1.0, "n": 4, "scheme": "ngpt", "alpha": 0.5},
+        positional=("level",),
+    ),
+    Spec(
+        "multihead_rate",
+        zoo.multihead_rate,
+        {
+            "gamma": 0.2,
+            "beta": [1.0, 2.0],
+            "weights": [1.0, 0.5],
+            "n": 4,
+            "normalization": "sa",
+        },
+        positional=("gamma",),
+    ),
+    Spec(
+        "multihead_gamma",
+        zoo.multihead_gamma,
+        {
+            "times": [0.0, 1.0],
+            "beta": [1.0, 2.0],
+            "weights": [1.0, 0.5],
+            "n": 4,
+            "normalization": "usa",
+            "gamma0": 0.0,
+            "max_steps": 1000,
+        },
+        positional=("times",),
+    ),
+    Spec(
+        "multihead_time_to",
+        zoo.multihead_time_to,
+        {
+            "level": 0.5,
+            "beta": [1.0, 2.0],
+            "weights": [1.0, 0.5],
+            "n": 4,
+            "normalization": "sa",
+            "gamma0": 0.0,
+        },
+        positional=("level",),
+    ),
+    Spec(
+        "two_head_threshold",
+        zoo.two_head_threshold,
+        {"scores": [1.0, 0.0], "weights": [1.0, -2.0]},
+        positional=("scores", "weights"),
+    ),
     Spec(
         "simulate_noisy",
         noise.simulate_noisy,
@@ -1056,6 +1186,7 @@ INF_OK = {
     "merge_flow": {"merge_times"},
     "four_particle_ratio": {""},  # inf where x_2 = 0
     "cloud_scenario": {"t_star"},  # inf: the covariance does not blow up
+    "multihead_time_to": {""},  # inf: the rate vanishes or changes sign on the way
 }
 
 FUZZED_MODULES = tuple(sys.modules[f"attnlib.{name}"] for name in MODULE_NAMES)

@@ -175,3 +175,50 @@ def test_bad_input_names_the_argument():
         ngpt_velocity(2 * sample_sphere(4, 3, rng=0), beta=1.0)
     with pytest.raises(TypeError, match="beta"):
         ngpt_velocity(sample_sphere(4, 3, rng=0), beta="1")
+
+
+def test_mix_ln_runs_post_ln_only_up_to_the_last_time():
+    # every output time before a far switch: post-LN up to the last one, not up to
+    # the switch (which would take 10^8 steps of dt, or 10^3 DOP853 steps and more)
+    t = np.array([0.0, 1.0, 2.0])
+    sol = zoo_equiangular(t, beta=1.0, n=8, scheme="mix", switch=1e7, max_steps=1000)
+    assert np.allclose(sol.info["gamma"], equiangular_gamma(t, beta=1.0, n=8))
+    assert np.all(sol.info["radius"] == 1) and np.all(sol.info["clock"] == t)
+    X0 = sample_sphere(5, 3, rng=0)
+    states = zoo_run(X0, beta=1.0, scheme="mix", times=t, switch=1e7, dt=0.1)
+    post = simulate(Model(beta=1.0), X0, times=t, dt=0.1).states
+    assert np.array_equal(states, post)
+
+
+def test_equiangular_solves_are_capped_by_max_steps():
+    # a last time of 1e300 would take as many DOP853 steps (a hang)
+    with pytest.raises(ValueError, match="max_steps=1000"):
+        zoo_equiangular([0, 1e300], beta=1.0, n=8, scheme="ngpt", max_steps=1000)
+    with pytest.raises(ValueError, match="max_steps=1000"):
+        multihead_gamma([0, 1e300], beta=[1.0], weights=[1.0], n=8, max_steps=1000)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the overflows provoked
+def test_numbers_beyond_float64_raise_naming_the_argument():
+    # the nGPT clock at alpha = 1e300 is too stiff for any step
+    with pytest.raises(ValueError, match="alpha=1e\\+300"):
+        zoo_equiangular([0, 1], beta=1.0, n=8, scheme="ngpt", alpha=1e300)
+    # the SA rate at gamma = 0 is 2 / (e^beta + n - 1): the time is beyond float64
+    with pytest.raises(ValueError, match="beta=1000"):
+        zoo_time_to(0.5, beta=1000.0, n=8, scheme="ngpt")
+    # a step of alpha * dt = 1e299 drives the tokens off the sphere to overflow
+    with pytest.raises(ValueError, match="alpha=1e\\+300"):
+        zoo_run(
+            sample_sphere(4, 3, rng=0),
+            beta=1.0,
+            scheme="ngpt",
+            times=[0, 0.2],
+            alpha=1e300,
+            dt=0.1,
+        )
+    # a head of weight 1e300 makes the ODE too stiff (its first trial step used to
+    # land at gamma ~ 1e299, where the USA rate overflows)
+    with pytest.raises(ValueError, match="weights=\\[1e\\+300"):
+        multihead_gamma(
+            [0, 1], beta=[1.0, 2.0], weights=[1e300, 0.5], n=4, normalization="usa"
+        )

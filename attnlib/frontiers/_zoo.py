@@ -49,6 +49,7 @@ from .._validation import (
     check_choice,
     check_int,
     check_real,
+    check_steps,
 )
 from ..attention import Model
 from ..equiangular import equiangular_time_to, equiangular_weights
@@ -74,6 +75,26 @@ def _update_norm(g, a, b, n):
     return np.sqrt(
         a * a + 2 * (n - 1) * a * b * g + (n - 1) * b * b * (1 + (n - 2) * g)
     )
+
+
+def _solve(rhs, span, y0, t_eval, *, max_steps, what, hint):
+    """DOP853 at ``rtol=1e-12``, ``atol=1e-14``, its steps capped by ``max_steps``
+    (right-hand-side evaluations divided by 12, as in
+    :func:`attnlib.equiangular_gamma`); ``what`` and ``hint`` are for the messages."""
+    n_eval = 0
+
+    def counted(t, y):
+        nonlocal n_eval
+        n_eval += 1
+        check_steps(n_eval // 12, max_steps, what=what, hint=hint)
+        return rhs(t, y)
+
+    sol = integrate.solve_ivp(
+        counted, span, y0, t_eval=t_eval, method="DOP853", rtol=1e-12, atol=1e-14
+    )
+    if not sol.success:
+        raise ValueError(f"{what} could not be solved: {sol.message}; {hint}")
+    return sol
 
 
 def _check_scheme(scheme, switch, alpha):
@@ -161,20 +182,35 @@ def zoo_run(
     switch, alpha = _check_scheme(scheme, switch, alpha)
     t = output_times(times)
     if scheme == "ngpt":
-        field = _ngpt_field(Model(beta=beta, geometry="euclidean"), alpha)
+        ngpt = _ngpt_field(Model(beta=beta, geometry="euclidean"), alpha)
+
+        def field(X):
+            try:
+                return ngpt(X)
+            except ValueError as exc:  # the states were driven off the sphere
+                raise ValueError(
+                    f"the nGPT field overflows float64 at alpha={alpha:g}, dt={dt:g}: "
+                    "a step moves a token by up to alpha * dt; take alpha * dt smaller"
+                ) from exc
+
         return simulate(
             field, X0, times=t, dt=dt, method=method, geometry="sphere"
         ).states
     first = t[t <= switch]
+    later = t[t > switch]
     out = np.empty((t.size,) + X0.shape)
     X = X0
     if first.size:
+        # post-LN up to the switch only if pre-LN takes over before the last time
         post = simulate(
-            Model(beta=beta), X0, times=np.append(first, switch), dt=dt, method=method
+            Model(beta=beta),
+            X0,
+            times=np.append(first, switch) if later.size else first,
+            dt=dt,
+            method=method,
         )
-        out[: first.size] = post.states[:-1]
+        out[: first.size] = post.states[: first.size]
         X = post.final
-    later = t[t > switch]
     if later.size:
         pre = simulate(
             Model(beta=beta, layer_norm="pre"),
@@ -212,6 +248,7 @@ def zoo_equiangular(
     alpha: float = 1.0,
     normalization: str = "sa",
     gamma0: float = 0.0,
+    max_steps: int = 100_000,
 ) -> Trajectory:
     r"""The equiangular ODE of Mix-LN or nGPT (DOP853, ``rtol=1e-12``).
 
@@ -226,6 +263,10 @@ def zoo_equiangular(
         As in :func:`zoo_run`.
     gamma0 : float
         Initial inner product in ``[0, 1)``.
+    max_steps : int
+        Cap on the number of DOP853 steps, as in :func:`attnlib.equiangular_gamma`
+        (a ``ValueError`` instead of a run of hours: a huge last time, or a huge
+        ``alpha`` or ``beta``).
 
     Returns
     -------
@@ -248,28 +289,39 @@ def zoo_equiangular(
     gamma0 = check_real(gamma0, "gamma0", low=0.0, high=1.0)
     if gamma0 >= 1.0:
         raise ValueError("gamma0 must be < 1 (gamma = 1 is the cluster)")
-    opts = dict(method="DOP853", rtol=1e-12, atol=1e-14)
+    max_steps = check_int(max_steps, "max_steps", low=1)
+    setting = f"alpha={alpha:g}" if scheme == "ngpt" else f"switch={switch:g}"
+    opts = dict(
+        max_steps=max_steps,
+        what=f"zoo_equiangular ({scheme}, {normalization.upper()}, beta={beta:g}, "
+        f"{setting}, up to the last of times, {t[-1]:g})",
+        hint="increase max_steps, or use earlier times or a smaller beta"
+        + (" or alpha" if scheme == "ngpt" else ""),
+    )
     if scheme == "ngpt":
-        sol = integrate.solve_ivp(
+        sol = _solve(
             _zoo_field("ngpt", beta, n, normalization, alpha),
             (0.0, max(float(t[-1]), 1e-300)),
             [gamma0, 1.0, 0.0],
-            t_eval=t,
+            t,
             **opts,
         )
         g, r, s = sol.y
     else:
         post = lambda _t, y: equiangular_rate(y, beta, n, normalization)  # noqa: E731
         first = t[t <= switch]
+        later = t[t > switch]
         g, r, s = (np.empty(t.size) for _ in range(3))
         y_tau = gamma0
-        if switch > 0:
-            ends = first.size and first[-1] == switch
-            sol = integrate.solve_ivp(
+        # post-LN up to the switch only if pre-LN takes over before the last time
+        end = switch if later.size else float(first[-1])
+        if end > 0:
+            ends = first.size and first[-1] == end
+            sol = _solve(
                 post,
-                (0.0, switch),
+                (0.0, end),
                 [gamma0],
-                t_eval=first if ends else np.append(first, switch),
+                first if ends else np.append(first, end),
                 **opts,
             )
             g[: first.size] = sol.y[0][: first.size]
@@ -277,13 +329,12 @@ def zoo_equiangular(
         else:
             g[: first.size] = gamma0
         r[: first.size], s[: first.size] = 1.0, first
-        later = t[t > switch]
         if later.size:
-            sol = integrate.solve_ivp(
+            sol = _solve(
                 _zoo_field("mix", beta, n, normalization, alpha),
                 (switch, float(later[-1])),
                 [y_tau, 1.0, switch],
-                t_eval=later,
+                later,
                 **opts,
             )
             g[first.size :], r[first.size :], s[first.size :] = sol.y
@@ -339,12 +390,19 @@ def zoo_time_to(
         return _update_norm(g, a, b, n)
 
     if scheme == "ngpt":
-        val, _ = integrate.quad(
-            lambda g: speed(g) / equiangular_rate(g, beta, n, normalization),
-            0.0,
-            level,
-            **quad,
-        )
+        with np.errstate(divide="ignore", over="ignore"):  # checked below
+            val, _ = integrate.quad(
+                lambda g: speed(g) / equiangular_rate(g, beta, n, normalization),
+                0.0,
+                level,
+                **quad,
+            )
+        if not np.isfinite(val / alpha):
+            # SA starts at the rate 2 / (e^beta + n - 1): the time grows like e^beta
+            raise ValueError(
+                f"the nGPT time to level={level:g} is beyond float64 at beta={beta:g}, "
+                f"alpha={alpha:g}: use a smaller beta or a larger alpha"
+            )
         return float(val / alpha)
     t_post = equiangular_time_to(level, beta=beta, n=n, normalization=normalization)
     if t_post <= switch:
@@ -436,9 +494,11 @@ def multihead_gamma(
     n: int,
     normalization: str = "sa",
     gamma0: float = 0.0,
+    max_steps: int = 100_000,
 ) -> np.ndarray:
     r"""The equiangular :math:`\gamma(t)` with several heads (DOP853,
-    ``rtol=1e-12``); arguments as in :func:`multihead_rate`.
+    ``rtol=1e-12``, at most ``max_steps`` steps as in
+    :func:`attnlib.equiangular_gamma`); arguments as in :func:`multihead_rate`.
 
     Examples
     --------
@@ -452,18 +512,29 @@ def multihead_gamma(
     n = check_int(n, "n", low=2)
     gamma0 = check_real(gamma0, "gamma0", low=-1.0 / (n - 1), high=1.0)
     multihead_rate(gamma0, beta=b, weights=w, n=n, normalization=normalization)
+    max_steps = check_int(max_steps, "max_steps", low=1)
     if t[-1] == 0.0:
         return np.full(t.shape, gamma0)
-    sol = integrate.solve_ivp(
-        lambda _t, y: sum(
+    low = -1.0 / (n - 1)
+
+    def rhs(_t, y):
+        # gamma never leaves [-1/(n-1), 1] (the rate vanishes at both ends); a trial
+        # stage of a stiff start (huge weights) may land astronomically far from it,
+        # where the rate overflows: it sees the rate one unit beyond the ends instead
+        y = np.clip(y, low - 1.0, 2.0)
+        return sum(
             wh * equiangular_rate(y, bh, n, normalization) for bh, wh in zip(b, w)
-        ),
+        )
+
+    sol = _solve(
+        rhs,
         (0.0, float(t[-1])),
         [gamma0],
-        method="DOP853",
-        t_eval=t,
-        rtol=1e-12,
-        atol=1e-14,
+        t,
+        max_steps=max_steps,
+        what=f"multihead_gamma ({normalization.upper()}, beta={b.tolist()}, "
+        f"weights={w.tolist()}, up to the last of times, {t[-1]:g})",
+        hint="increase max_steps, or use earlier times or smaller beta or weights",
     )
     return sol.y[0]
 
