@@ -1,13 +1,13 @@
-"""Check the text of the PDF book: no text stand-ins for pictures, chapters 1-7.
+"""Check the text of the PDF book: no text stand-ins for pictures, chapters 1-8.
 
 ``python -m bookext.pdfcheck [_build/latex/book.pdf]`` (``make pdf`` runs it) reads
 the PDF with ``pdftotext`` (Debian's poppler-utils) and fails when
 
 * an output printed the text of an object instead of its picture: a player
   (``IPython.core.display``), a widget (``children=(``) or a progress bar (``0%|``);
-* the chapters are not numbered 1 to 7 in order (Modelling, Clustering, the
-  Gaussian case, the circle, energy extremisers, frontiers, trained Transformers),
-  the introduction being front matter;
+* the chapters are not numbered 1 to 8 in order (Modelling, Clustering, the
+  Gaussian case, the circle, energy extremisers, frontiers, trained Transformers,
+  frontiers II), the introduction being front matter;
 * the solutions of the exercises are printed;
 
 and it reads the log of LaTeX's last run beside it (``book.log``), failing on
@@ -41,6 +41,7 @@ CHAPTERS = (
     "extremisers",
     "Frontiers",
     "Trained",
+    "Frontiers II",
 )
 
 

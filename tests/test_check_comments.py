@@ -24,6 +24,7 @@ CHAPTERS = [
     "extremisers",
     "frontiers",
     "trained",
+    "frontiers2",
 ]
 ASSERT = re.compile(r"^\s*assert\b", re.M)
 FIRST = re.compile(r"# Fails if \S.{24,}")

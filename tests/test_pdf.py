@@ -25,6 +25,7 @@ GOOD = "\n".join(
             "Energy extremisers",
             "Frontiers: normalisation, causality, long contexts, low temperature",
             "Trained Transformers",
+            "Frontiers II: random weights, noise, metastability, long contexts",
         ],
         start=1,
     )
