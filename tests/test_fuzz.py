@@ -1171,7 +1171,6 @@ HOLDERS = {
     "Dynamics",  # a typing.Protocol: what simulate needs of a model
     "StationaryState",
     "Branches",
-    "ResampledRun",
 }
 
 #: Infinite values that a function documents as its answer (the result field, "" for

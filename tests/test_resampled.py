@@ -50,7 +50,7 @@ def test_unit_norm_kept(options):
     )
     assert run.states.shape == (4, 4, 7, 5)
     assert np.allclose(np.linalg.norm(run.states, axis=-1), 1.0, atol=1e-12)
-    assert np.array_equal(run.layers, [0, 20, 40, 60])
+    assert np.array_equal(run.info["layers"], [0, 20, 40, 60])
     assert np.allclose(run.times, [0, 1, 2, 3])
     # the runs moved, and the four members (same X0) moved differently
     assert np.max(np.abs(run.final - X0)) > 1e-2
@@ -66,7 +66,7 @@ def test_fixed_identity_values_are_the_euler_scheme_of_sa():
     )
     ref = simulate(Model(beta=beta), X0, t_final=2.0, dt=0.05, method="euler")
     assert np.array_equal(run.final, ref.states[-1])
-    assert run.h == 0.05
+    assert run.dt == 0.05
 
 
 def test_one_step_moments_of_the_overlap_match_the_limit_diffusion():

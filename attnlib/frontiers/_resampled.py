@@ -50,7 +50,6 @@ so the limit :math:`L \to \infty` of the overlap is the diffusion
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -58,6 +57,7 @@ import numpy as np
 from .. import _kernel as kern
 from .._control import Fixed
 from .._lazy import integrate as _quad_module
+from .._results import Trajectory
 from .._stepping import MAX_STEPS, Outcome, drive, output_times
 from .._validation import (
     as_finite,
@@ -71,40 +71,12 @@ from .._validation import (
 )
 
 __all__ = [
-    "ResampledRun",
     "resampled_run",
     "overlap_coefficients",
     "overlap_sde",
     "antipodal_probability",
     "count_clusters",
 ]
-
-
-@dataclass(frozen=True)
-class ResampledRun:
-    """What :func:`resampled_run` returns.
-
-    Attributes
-    ----------
-    times : ndarray, shape (T,)
-        Output times (layer ``k`` is time ``k * h``).
-    layers : ndarray of int, shape (T,)
-        The layer reached at each output time.
-    states : ndarray, shape (T, B, n, d) or (T, n, d)
-        Tokens at the output times (the leading ensemble axis as in ``X0``).
-    h : float
-        The time step ``t_final / layers``.
-    """
-
-    times: np.ndarray
-    layers: np.ndarray
-    states: np.ndarray
-    h: float
-
-    @property
-    def final(self) -> np.ndarray:
-        """Tokens after the last layer."""
-        return self.states[-1]
 
 
 def _check_states(X0: Any) -> np.ndarray:
@@ -132,7 +104,7 @@ def resampled_run(
     project: bool = True,
     rng: np.random.Generator | int,
     n_saves: int = 1,
-) -> ResampledRun:
+) -> Trajectory:
     r"""Run the layer-resampled self-attention chain (module docstring).
 
     Parameters
@@ -164,7 +136,12 @@ def resampled_run(
 
     Returns
     -------
-    ResampledRun
+    Trajectory
+        ``times`` (layer ``k`` is time ``k * h``), ``states`` of shape (T, B, n, d) or
+        (T, n, d) (the leading ensemble axis as in ``X0``), ``final`` (the tokens after
+        the last layer), ``dt`` the step ``h = t_final / layers``, ``n_steps`` the
+        number of layers, and ``info["layers"]``, the layer reached at each output
+        time.
 
     Examples
     --------
@@ -251,11 +228,15 @@ def resampled_run(
         raise RuntimeError(
             f"resampled_run took {run.n_steps} of {layers} layers ({run.outcome.name})"
         )
-    return ResampledRun(
+    states = np.stack(saved)
+    return Trajectory(
         times=times,
-        layers=np.arange(n_saves + 1) * (layers // n_saves),
-        states=np.stack(saved),
-        h=h,
+        states=states,
+        final=states[-1],
+        method="resampled",
+        n_steps=layers,
+        dt=h,
+        info={"layers": np.arange(n_saves + 1) * (layers // n_saves)},
     )
 
 
