@@ -52,6 +52,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from . import _compiled
 from ._lazy import special
 from ._validation import exp_scale, log_max
 
@@ -499,6 +500,23 @@ def softmax_field(
     >>> F.tolist()
     [[0.75, 0.25], [0.25, 0.75]]
     """
+    if _compiled.backend() != "numpy":  # the compiled field, where it applies
+        F = _compiled.softmax_field(
+            X,
+            beta,
+            A,
+            V,
+            normalization=normalization,
+            kind=kind,
+            mask=mask,
+            bias=bias,
+            logits_fn=logits_fn,
+            symmetric=symmetric,
+            block=block,
+            what=what,
+        )
+        if F is not NotImplemented:
+            return F
     XV = _values(X, V)
     plain = kind == "softmax" and mask is None and bias is None and logits_fn is None
     if symmetric and plain and (A is None or np.ndim(A) == 2):
@@ -673,6 +691,10 @@ def symmetric_field(
         dtype (:func:`attnlib._validation.log_max`): use :func:`softmax_field`
         without ``symmetric`` then.
     """
+    if _compiled.backend() != "numpy":  # the compiled tiles
+        F = _compiled.symmetric_field(X, XV, beta, A, normalization, block, what=what)
+        if F is not NotImplemented:
+            return F
     if X.ndim == 3:
         B, n, _ = X.shape
         out = np.empty_like(XV)

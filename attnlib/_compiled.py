@@ -1,0 +1,283 @@
+r"""The compiled attention field behind :mod:`attnlib._kernel`, and its switch.
+
+:func:`attnlib._kernel.softmax_field` and :func:`attnlib._kernel.symmetric_field`
+hand their work to this module first; it answers with the field, or with
+``NotImplemented`` for what it does not compile (the sigmoid weights, a custom
+``logits_fn``, a bias that differs per ensemble member), which the numpy tiles then
+evaluate. The numpy tiles stay the reference the compiled field is tested against
+(``tests/test_compiled_kernel.py``).
+
+Backends, chosen by the environment variable ``ATTNLIB_KERNEL`` or by :func:`use`:
+
+* ``"numba"`` (the default when numba is installed: ``pip install attnlib[fast]``):
+  :mod:`attnlib._compiled_numba`, logits, exponential and weighted sums fused per
+  group of four query rows, vectorised, tiles spread over threads. Compiled on first
+  use and cached on disk; never imported by ``import attnlib``.
+* ``"jax"``: :mod:`attnlib._compiled_jax`, the same tiles under ``jax.jit``; where JAX
+  sees a GPU it runs there. On a CPU it is slower than numba
+  (``benchmarks/velocity.py`` measures both).
+* ``"numpy"``: the numpy tiles of :mod:`attnlib._kernel` only.
+
+Threads. The compiled kernels use :func:`threads` threads: ``ATTNLIB_THREADS`` or
+:func:`use`'s ``threads`` when given, otherwise the BLAS-thread setting of the
+process (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``: the
+book's kernels and the tests get their share of the CPUs there,
+:func:`tools.execution.share_cpus` and the Makefile), otherwise every CPU. The
+kernels never call BLAS inside their threads, so the two pools never nest.
+
+Precision. The compiled field is computed in float64 whatever the dtype of the
+tokens, with float64 accumulators, and returned in the dtype of ``X``. In float64
+it agrees with the numpy tiles to about :math:`10^{-15}` relative (the tests ask
+:math:`10^{-12}`): only the order of the sums and the last bits of the exponential
+differ. For float32 tokens the result is the float64 field rounded to float32: its
+error is the rounding, at most :math:`2^{-24}` of each entry, plus the effect of
+the rounding of the tokens themselves (the numpy float32 path also rounds every
+logit and exponential to float32, and is less accurate).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Any
+
+import numpy as np
+
+from ._validation import exp_scale, log_max
+
+__all__ = ["BACKENDS", "use", "backend", "threads", "softmax_field", "symmetric_field"]
+
+BACKENDS = ("numba", "jax", "numpy")
+_state: dict[str, Any] = {"backend": None, "threads": None}
+_BLAS_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _available(name: str) -> bool:
+    if name == "numpy":
+        return True
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        return False
+    return True
+
+
+def use(name: str | None = None, *, threads: int | None = None) -> str:
+    """Select the backend of the attention field, and optionally its threads.
+
+    Parameters
+    ----------
+    name : {"numba", "jax", "numpy"}, optional
+        ``None`` keeps the current choice (default: ``ATTNLIB_KERNEL``, else numba
+        when it is installed, else numpy).
+    threads : int, optional
+        Threads of the compiled kernels (default: see :func:`threads`).
+
+    Returns
+    -------
+    str
+        The backend in use.
+
+    Raises
+    ------
+    ValueError
+        For an unknown backend, or ``threads < 1``.
+    ImportError
+        When the backend's package is not installed.
+    """
+    if name is not None:
+        if name not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
+        if not _available(name):
+            raise ImportError(
+                f"the {name} backend needs the package {name!r} (pip install "
+                f"attnlib[fast] installs numba)"
+            )
+        _state["backend"] = name
+    if threads is not None:
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
+            raise TypeError(f"threads must be an int, got {type(threads).__name__}")
+        if threads < 1:
+            raise ValueError(f"threads must be >= 1, got {threads}")
+        _state["threads"] = int(threads)
+    return backend()
+
+
+def backend() -> str:
+    """The backend in use (resolved on the first call, see :func:`use`)."""
+    if _state["backend"] is None:
+        name = os.environ.get("ATTNLIB_KERNEL", "").strip().lower()
+        if name:
+            if name not in BACKENDS:
+                raise ValueError(
+                    f"ATTNLIB_KERNEL must be one of {BACKENDS}, got {name!r}"
+                )
+            if not _available(name):
+                raise ImportError(f"ATTNLIB_KERNEL={name} but {name} is not installed")
+        else:
+            name = "numba" if _available("numba") else "numpy"
+        _state["backend"] = name
+    return _state["backend"]
+
+
+def threads() -> int:
+    """Threads of the compiled kernels: set by :func:`use`, ``ATTNLIB_THREADS``, the
+    BLAS-thread variables, or the number of CPUs, in this order."""
+    if _state["threads"] is not None:
+        return _state["threads"]
+    for var in ("ATTNLIB_THREADS",) + _BLAS_VARS:
+        value = os.environ.get(var, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return os.cpu_count() or 1
+
+
+def _impl():
+    name = backend()
+    if name == "numba":
+        mod = importlib.import_module("attnlib._compiled_numba")
+        mod.set_threads(threads())
+        return mod
+    if name == "jax":
+        return importlib.import_module("attnlib._compiled_jax")
+    return None
+
+
+# ------------------------------------------------------------------ preparation
+def _members(X: np.ndarray, beta: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``X`` as (B, n, k) float64 and ``beta`` as (B,) float64."""
+    X3 = np.asarray(X if X.ndim == 3 else X[None], dtype=np.float64)
+    betas = np.broadcast_to(np.asarray(beta, dtype=np.float64).reshape(-1), (X3.shape[0],))
+    return X3, betas
+
+
+def _shape_back(F: np.ndarray, X: np.ndarray) -> np.ndarray:
+    F = F if X.ndim == 3 else F[0]
+    return F.astype(X.dtype, copy=False)
+
+
+def _usa(num, log_scale, dtype, what):
+    from ._kernel import _USA_HINT
+
+    return exp_scale(num, log_scale[..., None], what=what, hint=_USA_HINT, dtype=dtype)
+
+
+def symmetric_field(
+    X: np.ndarray,
+    XV: np.ndarray,
+    beta: Any,
+    A: np.ndarray | None,
+    normalization: str = "sa",
+    block: int = 256,
+    *,
+    what: str = "the USA velocity",
+) -> Any:
+    """:func:`attnlib._kernel.symmetric_field`, compiled; ``NotImplemented`` for the
+    numpy backend."""
+    impl = _impl()
+    if impl is None or (A is not None and np.ndim(A) != 2):
+        return NotImplemented
+    X3, betas = _members(X, beta)
+    XV3 = np.asarray(XV if XV.ndim == 3 else XV[None], dtype=np.float64)
+    B, n, k = X3.shape
+    Y = X3 if A is None else X3 @ np.asarray(A, dtype=np.float64)
+    c = 0.5 * betas[:, None] * np.einsum("bij,bij->bi", Y, X3)
+    cmax = c.max(axis=1, keepdims=True)
+    if float(np.max(cmax - c.min(axis=1, keepdims=True))) > log_max(X.dtype):
+        return None
+    g = np.exp(c - cmax)
+    kv = XV3.shape[2]
+    ZT = np.zeros((B, _up4(kv + 1), n))
+    ZT[:, :kv] = np.swapaxes(XV3 * g[..., None], 1, 2)
+    ZT[:, kv] = g
+    left = np.zeros((B, n, _up4(k)))
+    left[..., :k] = betas[:, None, None] * Y
+    rightT = np.zeros((B, _up4(k), n))
+    rightT[:, :k] = np.swapaxes(X3, 1, 2)
+    acc = impl.symmetric_tiles(
+        left, rightT, -c, ZT, int(block), _work(B, n, block), threads()
+    )
+    acc = acc[:, : kv + 1]
+    num = np.swapaxes(acc[:, :-1], 1, 2)
+    if normalization == "sa":
+        F = num / acc[:, -1][..., None]
+    else:
+        F = _usa(num, c + cmax - np.log(n), X.dtype, what)
+    return _shape_back(F, X)
+
+
+def _up4(q: int) -> int:
+    """``q`` rounded up to a multiple of 4 (the kernels take columns four at a time)."""
+    return -(-q // 4) * 4
+
+
+def _work(B: int, n: int, block: int) -> np.ndarray:
+    """The tiles ``(b, I, J)``, ``I <= J``, of ``B`` members of ``n`` tokens."""
+    nt = -(-n // block)
+    I, J = np.triu_indices(nt)
+    b = np.repeat(np.arange(B), I.size)
+    return np.stack([b, np.tile(I, B), np.tile(J, B)], axis=1).astype(np.int64)
+
+
+def softmax_field(
+    X: np.ndarray,
+    beta: Any,
+    A: np.ndarray | None = None,
+    V: np.ndarray | None = None,
+    *,
+    normalization: str = "sa",
+    kind: str = "softmax",
+    mask: str | None = None,
+    bias: Any = None,
+    logits_fn: Any = None,
+    symmetric: bool = False,
+    block: int = 256,
+    what: str = "the USA velocity",
+) -> Any:
+    """:func:`attnlib._kernel.softmax_field`, compiled; ``NotImplemented`` for what is
+    not compiled (the sigmoid, ``logits_fn``, the numpy backend)."""
+    impl = _impl()
+    if impl is None or kind != "softmax" or logits_fn is not None:
+        return NotImplemented
+    if mask not in (None, "causal"):
+        return NotImplemented
+    if symmetric and mask is None and bias is None and (A is None or np.ndim(A) == 2):
+        XV = X if V is None else X @ np.swapaxes(V, -1, -2)
+        F = symmetric_field(X, XV, beta, A, normalization, block, what=what)
+        if F is not None:
+            return F
+    X3, betas = _members(X, beta)
+    B, n, k = X3.shape
+    XA = X3 if A is None else X3 @ np.asarray(A, dtype=np.float64)
+    QA = np.zeros((B, n, _up4(k)))
+    QA[..., :k] = betas[:, None, None] * XA
+    XV = X3 if V is None else X3 @ np.swapaxes(np.asarray(V, dtype=np.float64), -1, -2)
+    kv = XV.shape[2]
+    VT = np.zeros((B, _up4(kv + 1), n))
+    VT[:, :kv] = np.swapaxes(XV, 1, 2)
+    VT[:, kv] = 1.0
+    KT = np.zeros((B, _up4(k), n))
+    KT[:, :k] = np.swapaxes(X3, 1, 2)
+    p = VT.shape[1]
+    causal = mask == "causal"
+    none = np.empty((0, n))
+    if bias is None or not callable(bias):
+        scalar = 0.0 if bias is None else float(bias)
+        num, mx = impl.row_field(QA, KT, VT, 0, n, none, scalar, causal)
+    else:
+        num = np.empty((B, n, p))
+        mx = np.empty((B, n))
+        for s in range(0, n, block):
+            rows = slice(s, min(n, s + block))
+            Bm = np.asarray(bias(rows, n), dtype=np.float64)
+            if Bm.ndim > 2:
+                return NotImplemented
+            Bm = np.ascontiguousarray(np.broadcast_to(Bm, (rows.stop - s, n)))
+            num[:, rows], mx[:, rows] = impl.row_field(
+                QA, KT, VT, s, rows.stop, Bm, 0.0, causal
+            )
+    if normalization == "sa":
+        F = num[..., :kv] / num[..., kv : kv + 1]
+    else:
+        F = _usa(num[..., :kv], mx - np.log(n), X.dtype, what)
+    return _shape_back(F, X)
