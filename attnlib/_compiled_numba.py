@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
+from llvmlite import ir as llvm_ir
+from numba.extending import intrinsic
 
 __all__ = ["EXP_MIN", "exp_inplace", "symmetric_tiles", "row_field", "set_threads"]
 
@@ -32,40 +34,54 @@ _FM = {"reassoc", "contract", "nsz"}
 _OPTS = {"fastmath": _FM, "cache": True, "nogil": True, "error_model": "numpy"}
 
 
+@intrinsic
+def _as_float(typingctx, bits):
+    """The float64 whose bits are the int64 ``bits`` (an LLVM bitcast)."""
+    sig = nb.float64(nb.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], llvm_ir.DoubleType())
+
+    return sig, codegen
+
+
+@nb.njit(inline="always", **_OPTS)
+def _exp(x):
+    """:math:`e^x` for ``x <= 709`` (``0`` below :data:`EXP_MIN`), vectorisable."""
+    y = x if x > EXP_MIN else EXP_MIN
+    y = y if y < 709.0 else 709.0
+    k = np.floor(y * _LOG2E + 0.5)
+    r = (y - k * _LN2_HI) - k * _LN2_LO
+    p = 1.0 / 479001600.0
+    p = p * r + 1.0 / 39916800.0
+    p = p * r + 1.0 / 3628800.0
+    p = p * r + 1.0 / 362880.0
+    p = p * r + 1.0 / 40320.0
+    p = p * r + 1.0 / 5040.0
+    p = p * r + 1.0 / 720.0
+    p = p * r + 1.0 / 120.0
+    p = p * r + 1.0 / 24.0
+    p = p * r + 1.0 / 6.0
+    p = p * r + 0.5
+    p = p * r + 1.0
+    p = p * r + 1.0
+    p = p * _as_float((np.int64(k) + 1023) << 52)
+    return p if x > EXP_MIN else 0.0
+
+
 @nb.njit(inline="always", **_OPTS)
 def exp_inplace(s, bits, m):
-    """``s[:m] = exp(s[:m])`` (vectorisable); ``bits`` an int64 buffer of length ``m``."""
-    scale = bits.view(np.float64)
+    """``s[:m] = exp(s[:m])`` (vectorised); ``bits`` is unused (kept for callers)."""
     for j in range(m):
-        x = s[j]
-        x = x if x > EXP_MIN else EXP_MIN
-        x = x if x < 709.0 else 709.0
-        k = np.floor(x * _LOG2E + 0.5)
-        r = (x - k * _LN2_HI) - k * _LN2_LO
-        p = 1.0 / 479001600.0
-        p = p * r + 1.0 / 39916800.0
-        p = p * r + 1.0 / 3628800.0
-        p = p * r + 1.0 / 362880.0
-        p = p * r + 1.0 / 40320.0
-        p = p * r + 1.0 / 5040.0
-        p = p * r + 1.0 / 720.0
-        p = p * r + 1.0 / 120.0
-        p = p * r + 1.0 / 24.0
-        p = p * r + 1.0 / 6.0
-        p = p * r + 0.5
-        p = p * r + 1.0
-        p = p * r + 1.0
-        bits[j] = (np.int64(k) + 1023) << 52
-        s[j] = p if s[j] > EXP_MIN else 0.0
-    for j in range(m):
-        s[j] *= scale[j]
+        s[j] = _exp(s[j])
 
 
 @nb.njit(inline="always", **_OPTS)
-def _logits4(left, rightT, shift, i0, i1, i2, i3, c0, m, s0, s1, s2, s3):
-    """``s_g[j] = left[i_g] . rightT[:, c0 + j] + shift[i_g] + shift[c0 + j]`` for four
-    rows, ``j < m``; the number of columns of ``left`` is a multiple of four (padded
-    with zeros)."""
+def _logits4(left, rightT, shift, i0, i1, i2, i3, c0, m, s0, s1, s2, s3, take_exp):
+    """``s_g[j] = exp(left[i_g] . rightT[:, c0 + j] + shift[i_g] + shift[c0 + j])``
+    for four rows, ``j < m``; the number of columns of ``left`` is a multiple of four
+    (padded with zeros). The exponential is taken in the last pass over ``j``
+    (without it for ``take_exp=False``: the logits)."""
     h = shift[c0 : c0 + m]
     h0, h1, h2, h3 = shift[i0], shift[i1], shift[i2], shift[i3]
     for j in range(m):
@@ -73,7 +89,8 @@ def _logits4(left, rightT, shift, i0, i1, i2, i3, c0, m, s0, s1, s2, s3):
         s1[j] = h[j] + h1
         s2[j] = h[j] + h2
         s3[j] = h[j] + h3
-    for cc in range(0, left.shape[1], 4):
+    q = left.shape[1]
+    for cc in range(0, q, 4):
         a00, a01, a02, a03 = left[i0, cc], left[i0, cc + 1], left[i0, cc + 2], left[i0, cc + 3]
         a10, a11, a12, a13 = left[i1, cc], left[i1, cc + 1], left[i1, cc + 2], left[i1, cc + 3]
         a20, a21, a22, a23 = left[i2, cc], left[i2, cc + 1], left[i2, cc + 2], left[i2, cc + 3]
@@ -82,12 +99,20 @@ def _logits4(left, rightT, shift, i0, i1, i2, i3, c0, m, s0, s1, s2, s3):
         r1 = rightT[cc + 1, c0 : c0 + m]
         r2 = rightT[cc + 2, c0 : c0 + m]
         r3 = rightT[cc + 3, c0 : c0 + m]
-        for j in range(m):
-            x0, x1, x2, x3 = r0[j], r1[j], r2[j], r3[j]
-            s0[j] += a00 * x0 + a01 * x1 + a02 * x2 + a03 * x3
-            s1[j] += a10 * x0 + a11 * x1 + a12 * x2 + a13 * x3
-            s2[j] += a20 * x0 + a21 * x1 + a22 * x2 + a23 * x3
-            s3[j] += a30 * x0 + a31 * x1 + a32 * x2 + a33 * x3
+        if cc + 4 < q or not take_exp:
+            for j in range(m):
+                x0, x1, x2, x3 = r0[j], r1[j], r2[j], r3[j]
+                s0[j] += a00 * x0 + a01 * x1 + a02 * x2 + a03 * x3
+                s1[j] += a10 * x0 + a11 * x1 + a12 * x2 + a13 * x3
+                s2[j] += a20 * x0 + a21 * x1 + a22 * x2 + a23 * x3
+                s3[j] += a30 * x0 + a31 * x1 + a32 * x2 + a33 * x3
+        else:
+            for j in range(m):
+                x0, x1, x2, x3 = r0[j], r1[j], r2[j], r3[j]
+                s0[j] = _exp(s0[j] + a00 * x0 + a01 * x1 + a02 * x2 + a03 * x3)
+                s1[j] = _exp(s1[j] + a10 * x0 + a11 * x1 + a12 * x2 + a13 * x3)
+                s2[j] = _exp(s2[j] + a20 * x0 + a21 * x1 + a22 * x2 + a23 * x3)
+                s3[j] = _exp(s3[j] + a30 * x0 + a31 * x1 + a32 * x2 + a33 * x3)
 
 
 @nb.njit(inline="always", **_OPTS)
@@ -142,14 +167,27 @@ def _sums4(s0, s1, s2, s3, ZT, c0, m, out, i0, i1, i2, i3, v1, v2, v3):
 @nb.njit(inline="always", **_OPTS)
 def _axpy4(acc, ZT, c0, m, s0, s1, s2, s3, i0, i1, i2, i3, v1, v2, v3):
     """``acc[:, c0 + j] += sum_g s_g[j] ZT[:, i_g]`` (rows a multiple of 4)."""
-    for cc in range(0, ZT.shape[0]):
-        y = acc[cc, c0 : c0 + m]
-        z0 = ZT[cc, i0]
-        z1 = ZT[cc, i1] * v1
-        z2 = ZT[cc, i2] * v2
-        z3 = ZT[cc, i3] * v3
+    for cc in range(0, ZT.shape[0], 4):
+        y0 = acc[cc, c0 : c0 + m]
+        y1 = acc[cc + 1, c0 : c0 + m]
+        y2 = acc[cc + 2, c0 : c0 + m]
+        y3 = acc[cc + 3, c0 : c0 + m]
+        z00, z01, z02, z03 = ZT[cc, i0], ZT[cc, i1] * v1, ZT[cc, i2] * v2, ZT[cc, i3] * v3
+        z10, z11, z12, z13 = (
+            ZT[cc + 1, i0], ZT[cc + 1, i1] * v1, ZT[cc + 1, i2] * v2, ZT[cc + 1, i3] * v3
+        )
+        z20, z21, z22, z23 = (
+            ZT[cc + 2, i0], ZT[cc + 2, i1] * v1, ZT[cc + 2, i2] * v2, ZT[cc + 2, i3] * v3
+        )
+        z30, z31, z32, z33 = (
+            ZT[cc + 3, i0], ZT[cc + 3, i1] * v1, ZT[cc + 3, i2] * v2, ZT[cc + 3, i3] * v3
+        )
         for j in range(m):
-            y[j] += s0[j] * z0 + s1[j] * z1 + s2[j] * z2 + s3[j] * z3
+            e0, e1, e2, e3 = s0[j], s1[j], s2[j], s3[j]
+            y0[j] += e0 * z00 + e1 * z01 + e2 * z02 + e3 * z03
+            y1[j] += e0 * z10 + e1 * z11 + e2 * z12 + e3 * z13
+            y2[j] += e0 * z20 + e1 * z21 + e2 * z22 + e3 * z23
+            y3[j] += e0 * z30 + e1 * z31 + e2 * z32 + e3 * z33
 
 
 @nb.njit(parallel=True, **_OPTS)
@@ -186,11 +224,9 @@ def symmetric_tiles(left, rightT, shift, ZT, block, work, chunks):
                 i1 = min(i0 + 1, r1 - 1)
                 i2 = min(i0 + 2, r1 - 1)
                 i3 = min(i0 + 3, r1 - 1)
-                _logits4(left[b], rightT[b], shift[b], i0, i1, i2, i3, c0, m, s0, s1, s2, s3)
-                exp_inplace(s0, bits, m)
-                exp_inplace(s1, bits, m)
-                exp_inplace(s2, bits, m)
-                exp_inplace(s3, bits, m)
+                _logits4(
+                    left[b], rightT[b], shift[b], i0, i1, i2, i3, c0, m, s0, s1, s2, s3, True
+                )
                 v1 = 1.0 if i0 + 1 < r1 else 0.0
                 v2 = 1.0 if i0 + 2 < r1 else 0.0
                 v3 = 1.0 if i0 + 3 < r1 else 0.0
@@ -234,7 +270,9 @@ def row_field(QA, KT, VT, r0, r1, bias, bias_scalar, causal):
         m = n
         if causal:
             m = min(n, ii[3] + 1)
-        _logits4(QA[b], KT[b], zero, ii[0], ii[1], ii[2], ii[3], 0, m, S[0], S[1], S[2], S[3])
+        _logits4(
+            QA[b], KT[b], zero, ii[0], ii[1], ii[2], ii[3], 0, m, S[0], S[1], S[2], S[3], False
+        )
         for g in range(4):
             row = S[g]
             if has_bias:
