@@ -48,6 +48,10 @@ from ._validation import exp_scale, log_max
 __all__ = ["BACKENDS", "use", "backend", "threads", "softmax_field", "symmetric_field"]
 
 BACKENDS = ("numba", "jax", "numpy")
+# Below this many kernel entries (members x n x n) the numpy tiles are faster: a
+# compiled call costs about 0.1 ms of preparation and thread start-up, the whole
+# numpy evaluation of 32 tokens less than that.
+MIN_ENTRIES = 1 << 15
 _state: dict[str, Any] = {"backend": None, "threads": None}
 _BLAS_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -144,6 +148,11 @@ def _impl():
 
 
 # ------------------------------------------------------------------ preparation
+def _small(X: np.ndarray) -> bool:
+    n = X.shape[-2]
+    return (X.shape[0] if X.ndim == 3 else 1) * n * n < MIN_ENTRIES
+
+
 def _members(X: np.ndarray, beta: Any) -> tuple[np.ndarray, np.ndarray]:
     """``X`` as (B, n, k) float64 and ``beta`` as (B,) float64."""
     X3 = np.asarray(X if X.ndim == 3 else X[None], dtype=np.float64)
@@ -175,7 +184,7 @@ def symmetric_field(
     """:func:`attnlib._kernel.symmetric_field`, compiled; ``NotImplemented`` for the
     numpy backend."""
     impl = _impl()
-    if impl is None or (A is not None and np.ndim(A) != 2):
+    if impl is None or (A is not None and np.ndim(A) != 2) or _small(X):
         return NotImplemented
     X3, betas = _members(X, beta)
     XV3 = np.asarray(XV if XV.ndim == 3 else XV[None], dtype=np.float64)
@@ -237,7 +246,7 @@ def softmax_field(
     """:func:`attnlib._kernel.softmax_field`, compiled; ``NotImplemented`` for what is
     not compiled (the sigmoid, ``logits_fn``, the numpy backend)."""
     impl = _impl()
-    if impl is None or kind != "softmax" or logits_fn is not None:
+    if impl is None or kind != "softmax" or logits_fn is not None or _small(X):
         return NotImplemented
     if mask not in (None, "causal"):
         return NotImplemented

@@ -35,7 +35,9 @@ BACKENDS = [
 
 
 @pytest.fixture(autouse=True)
-def _restore_backend():
+def _restore_backend(monkeypatch):
+    # every size goes to the compiled kernels (small ones go to numpy by default)
+    monkeypatch.setattr(C, "MIN_ENTRIES", 0)
     saved = dict(C._state)
     yield
     C._state.update(saved)
@@ -215,6 +217,16 @@ def test_threads_follow_the_blas_rule(monkeypatch):
     assert C.threads() == 3
     C.use(threads=2)
     assert C.threads() == 2
+
+
+def test_small_systems_stay_on_the_numpy_tiles(monkeypatch):
+    monkeypatch.setattr(C, "MIN_ENTRIES", 1 << 15)
+    C.use("numba" if importlib.util.find_spec("numba") else "numpy")
+    assert K.softmax_field(tokens(32, 3, 0), 1.0, symmetric=True) is not None
+    assert C.softmax_field(tokens(32, 3, 0), 1.0) is NotImplemented
+    assert C.symmetric_field(tokens(32, 3, 0), tokens(32, 3, 0), 1.0, None) is (
+        NotImplemented
+    )
 
 
 def test_import_attnlib_compiles_nothing():
