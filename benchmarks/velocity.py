@@ -1,22 +1,28 @@
-"""SA velocity field: attnlib's block-tiled evaluation against the textbook one.
+"""SA velocity field: the textbook evaluation, pykeops, attnlib's numpy tiles and its
+compiled tiles (numba; JAX's jit on the same blocks), in one run.
 
 The textbook evaluation forms the n x n attention matrix with
 ``scipy.special.softmax(beta * X @ X.T, axis=1) @ X`` and projects on the tangent
-space. attnlib (``attnlib._kernel.symmetric_field``) exponentiates each symmetric
-tile once (half the exponentials), with the shifts of the exponent carried by the
-product that forms the tile, and never holds more than ``block x block`` kernel
-entries.
+space (skipped where that matrix would not fit in ``--textbook-max``). attnlib
+(``attnlib._kernel.symmetric_field``) exponentiates each symmetric tile once (half
+the exponentials) and never holds more than ``block x block`` kernel entries; its
+compiled form (``attnlib._compiled``) fuses logits, exponential and weighted sums.
 
-The floor printed is that of the exponentials alone: n^2 / 2 of them (one per
-unordered pair) at the throughput of ``numpy.exp`` measured in the same run, on one
-thread. Everything else a tile needs (one product with k + 2 = 5 columns, two
-weighted sums with 4 columns) is memory traffic over the tile, of the order of the
-exponential again. Every ratio is measured in this one run, best of ``--repeat``.
+The floors. The exponential floor is n^2 / 2 exponentials (one per unordered pair)
+at the throughput of ``numpy.exp`` measured in this run on one thread. The
+matrix-product floor (printed for d = 64) is the time of the products a symmetric
+tile needs (one with d + 2 columns, two weighted sums with d + 1 columns) on blocks
+of the tile's size, by numpy's BLAS on one thread, for the n^2 / 2 pairs. Every
+ratio is measured in this run, best of ``--repeat``; ``cat /proc/loadavg`` is
+printed beside the figures (the machine may be shared).
 
-Run: ``python benchmarks/velocity.py`` (one BLAS thread unless
-``OPENBLAS_NUM_THREADS`` says otherwise). With ``--before PATH`` the velocity of the
-``attnlib`` of another checkout is timed in the same run, alternately with this one,
-and the ratio of the best times is printed per size.
+Threads: ``--threads`` (default 1) for the tables; one section compares 1 and 2
+threads of the compiled kernel at n = 4096. BLAS keeps one thread throughout.
+
+Run: ``python benchmarks/velocity.py`` (about 5 minutes on a quiet 2-core
+machine; ``--quick`` stops at n = 16384 and skips the simulation). With
+``--before PATH`` the velocity of the ``attnlib`` of another checkout is timed in
+the same run, alternately with this one, one core.
 """
 
 from __future__ import annotations
@@ -24,15 +30,21 @@ from __future__ import annotations
 import argparse
 import os
 
-# one thread: the comparison is per core
+# one BLAS thread: the comparison is per core, and the compiled kernels' threads
+# never share the CPUs with BLAS's
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 from scipy.special import softmax  # noqa: E402
 
 from attnlib import Model, sample_sphere  # noqa: E402
+from attnlib import _compiled  # noqa: E402
 from timing import best_time, load_checkout, peak_bytes  # noqa: E402
+
+SIZES = [256, 1024, 4096, 16384, 100_000]
 
 
 def textbook(X: np.ndarray, beta: float) -> np.ndarray:
@@ -47,42 +59,186 @@ def exp_ns(repeat: int) -> float:
     return best_time(lambda: np.exp(W, out=E), 10 * repeat) / W.size * 1e9
 
 
+def matmul_pair_ns(d: int, block: int, repeat: int) -> float:
+    """BLAS time of the products of one symmetric tile, per unordered pair, in ns."""
+    rng = np.random.default_rng(1)
+    L = rng.standard_normal((block, d + 2))
+    R = rng.standard_normal((d + 2, block))
+    Z = rng.standard_normal((block, d + 1))
+    T = np.empty((block, block))
+    P = np.empty((block, d + 1))
+
+    def tile():
+        np.matmul(L, R, out=T)
+        np.matmul(T, Z, out=P)
+        np.matmul(T.T, Z, out=P)
+
+    return best_time(tile, 10 * repeat) / (block * block) * 1e9
+
+
+def keops_field():
+    """The SA velocity through pykeops on the CPU, or the reason it is not here."""
+    try:
+        from pykeops.numpy import LazyTensor
+
+        def field(X, beta):
+            xi, xj = LazyTensor(X[:, None, :]), LazyTensor(X[None, :, :])
+            K = (beta * (xi | xj)).exp()
+            V = (K * xj).sum(axis=1) / K.sum(axis=1)
+            return V - np.sum(V * X, axis=1, keepdims=True) * X
+
+        field(sample_sphere(64, 3, rng=0), 1.0)  # compiles its formula once
+        return field, "pykeops"
+    except Exception as e:  # noqa: BLE001 - any failure to build is reported
+        msg = str(e).strip().splitlines()
+        return None, f"pykeops unavailable: {type(e).__name__}: {msg[0] if msg else ''}"
+
+
+def with_backend(name: str, fn, threads: int | None = None):
+    def run():
+        _compiled.use(name, threads=threads)
+        return fn()
+
+    return run
+
+
+def loadavg() -> str:
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "n/a"
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--sizes", type=int, nargs="+", default=[256, 1024, 4096])
+    p.add_argument("--sizes", type=int, nargs="+", default=SIZES)
     p.add_argument("--beta", type=float, default=1.0)
-    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--textbook-max", type=int, default=8192)
+    p.add_argument("--numpy-max", type=int, default=16384)
+    p.add_argument("--jax-max", type=int, default=16384)
+    p.add_argument("--quick", action="store_true")
     p.add_argument("--before", help="another checkout to compare with (one core)")
     args = p.parse_args()
+    if args.quick:
+        args.sizes = [n for n in args.sizes if n <= 16384]
+    have_jax = _compiled._available("jax")
+    compiled = "numba" if _compiled._available("numba") else "numpy"
     model = Model(beta=args.beta)
-    threads = os.environ.get("OPENBLAS_NUM_THREADS")
     e_ns = exp_ns(args.repeat)
+    keops, keops_note = keops_field()
     print(
         f"SA velocity, d = 3, float64, beta = {args.beta}, block = {model.block}, "
-        f"OPENBLAS_NUM_THREADS = {threads}; exp: {e_ns:.2f} ns"
+        f"BLAS threads = {os.environ.get('OPENBLAS_NUM_THREADS')}, compiled threads = "
+        f"{args.threads}; exp: {e_ns:.2f} ns; load average {loadavg()}"
     )
+    print(keops_note)
+    cols = ["textbook", "keops", "numpy tiles", compiled] + (["jax"] if have_jax else [])
     print(
-        f"{'n':>6} {'textbook [ms]':>14} {'attnlib [ms]':>13} {'floor [ms]':>11} "
-        f"{'speed-up':>9} {'of floor':>9} {'textbook peak':>14} {'attnlib peak':>13} "
-        f"{'max diff':>9}"
+        f"{'n':>7} {'floor [ms]':>11} "
+        + " ".join(f"{c + ' [x]':>14}" for c in cols)
+        + f" {compiled + ' [ms]':>12} {'peak MB':>8} {'max diff':>9}"
     )
+    times: list[tuple[int, float]] = []
     for n in args.sizes:
         X = sample_sphere(n, 3, rng=0)
-        ref = textbook(X, args.beta)
-        err = np.max(np.abs(ref - model.velocity(X))) / np.max(np.abs(ref))
-        assert err < 1e-13, f"the two evaluations disagree by {err:.2e}"
-        t_ref = best_time(lambda: textbook(X, args.beta), args.repeat)
-        t_lib = best_time(lambda: model.velocity(X), args.repeat)
+        rep = args.repeat if n <= 16384 else 1
         floor = e_ns * 1e-9 * n * n / 2
-        m_ref = peak_bytes(lambda: textbook(X, args.beta))
-        m_lib = peak_bytes(lambda: model.velocity(X))
-        print(
-            f"{n:>6} {1e3 * t_ref:>14.2f} {1e3 * t_lib:>13.2f} {1e3 * floor:>11.2f} "
-            f"{t_ref / t_lib:>8.1f}x {t_lib / floor:>8.1f}x "
-            f"{m_ref / 2**20:>11.1f} MB {m_lib / 2**20:>10.2f} MB {err:>9.1e}"
+        fast = with_backend(compiled, lambda: model.velocity(X), args.threads)
+        ref = fast()
+        row = {}
+        if n <= args.textbook_max:
+            tb = textbook(X, args.beta)
+            err = np.max(np.abs(tb - ref)) / np.max(np.abs(tb))
+            assert err < 1e-12, f"the evaluations disagree by {err:.2e}"
+            row["textbook"] = best_time(lambda: textbook(X, args.beta), rep)
+        else:
+            err = float("nan")
+        if keops is not None and n <= args.numpy_max:
+            row["keops"] = best_time(lambda: keops(X, args.beta), rep)
+        if n <= args.numpy_max:
+            row["numpy tiles"] = best_time(with_backend("numpy", fast), rep)
+        t_fast = best_time(fast, rep)
+        row[compiled] = t_fast
+        times.append((n, t_fast))
+        if have_jax and n <= args.jax_max:
+            jx = with_backend("jax", lambda: model.velocity(X))
+            jx()  # compiles
+            row["jax"] = best_time(jx, rep)
+        peak = peak_bytes(fast) / 2**20
+        cells = " ".join(
+            f"{row[c] / floor:>13.2f}x" if c in row else f"{'-':>14}" for c in cols
         )
+        print(
+            f"{n:>7} {1e3 * floor:>11.2f} {cells} {1e3 * t_fast:>12.1f} "
+            f"{peak:>8.2f} {err:>9.1e}"
+        )
+    big = [(n, t) for n, t in times if n >= 1024]
+    if len(big) >= 2:
+        slope = np.polyfit(np.log([n for n, _ in big]), np.log([t for _, t in big]), 1)[0]
+        print(f"log-log slope of the {compiled} time against n (n >= 1024): {slope:.2f}")
+    threads_section(model, args, compiled)
+    d64_section(args, compiled, e_ns)
+    if not args.quick and 100_000 in args.sizes:
+        simulation_section(args, compiled)
+    print(f"load average at the end: {loadavg()}")
     if args.before:
         compare(args)
+
+
+def threads_section(model, args, compiled) -> None:
+    n = 4096
+    X = sample_sphere(n, 3, rng=0)
+    t = {}
+    for k in (1, 2):
+        fn = with_backend(compiled, lambda: model.velocity(X), k)
+        fn()
+        t[k] = best_time(fn, 2 * args.repeat)
+    print(
+        f"threads, n = {n}: 1 thread {1e3 * t[1]:.1f} ms, 2 threads {1e3 * t[2]:.1f} ms: "
+        f"{t[1] / t[2]:.2f}x faster (load average {loadavg()})"
+    )
+
+
+def d64_section(args, compiled, e_ns) -> None:
+    d, n = 64, 20_000
+    X = sample_sphere(n, d, rng=0)
+    model = Model(beta=args.beta)
+    block = model.block
+    exp_floor = e_ns * 1e-9 * n * n / 2
+    mm_floor = matmul_pair_ns(d, block, args.repeat) * 1e-9 * n * n / 2
+    fn = with_backend(compiled, lambda: model.velocity(X), args.threads)
+    fn()
+    t = best_time(fn, 1)
+    t_np = best_time(with_backend("numpy", lambda: model.velocity(X)), 1)
+    top = max(exp_floor, mm_floor)
+    print(
+        f"d = {d}, n = {n}: exp floor {1e3 * exp_floor:.0f} ms, matrix-product floor "
+        f"{1e3 * mm_floor:.0f} ms; {compiled} {1e3 * t:.0f} ms = {t / top:.2f}x the "
+        f"larger floor, numpy tiles {t_np / top:.2f}x (threads {args.threads}; load "
+        f"average {loadavg()})"
+    )
+
+
+def simulation_section(args, compiled) -> None:
+    from attnlib import simulate
+
+    n = 100_000
+    X0 = sample_sphere(n, 3, rng=1)
+    model = Model(beta=args.beta)
+    _compiled.use(compiled, threads=os.cpu_count())
+    t0 = time.perf_counter()
+    tr = simulate(model, X0, t_final=5.0, dt=0.5, method="heun", save_states=False)
+    dt = time.perf_counter() - t0
+    _compiled.use(threads=args.threads)
+    r = float(np.linalg.norm(tr.final.mean(axis=0)))
+    print(
+        f"simulation: n = {n}, d = 3, t in [0, 5], heun, dt = 0.5 ({tr.n_steps} steps) "
+        f"on {os.cpu_count()} threads: {dt:.0f} s; |mean of the tokens| "
+        f"{float(np.linalg.norm(X0.mean(axis=0))):.3f} -> {r:.3f}"
+    )
 
 
 def compare(args: argparse.Namespace) -> None:
@@ -90,9 +246,10 @@ def compare(args: argparse.Namespace) -> None:
     before = load_checkout(args.before).Model(beta=args.beta)
     this = Model(beta=args.beta)
     print(f"this checkout / before ({args.before}), best of {args.repeat} x 3:")
-    for n in args.sizes:
+    for n in [s for s in args.sizes if s <= 16384]:
         X = sample_sphere(n, 3, rng=0)
-        assert np.array_equal(this.velocity(X), before.velocity(X))
+        a, b = this.velocity(X), before.velocity(X)
+        assert np.max(np.abs(a - b)) <= 1e-12 * np.max(np.abs(b))
         best = {"this": np.inf, "before": np.inf}
         for _ in range(3):
             best["this"] = min(
