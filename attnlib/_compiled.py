@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import threading
 from typing import Any
 
 import numpy as np
@@ -54,6 +55,9 @@ BACKENDS = ("numba", "jax", "numpy")
 MIN_ENTRIES = 1 << 15
 _state: dict[str, Any] = {"backend": None, "threads": None}
 _BLAS_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+# one compiled call at a time: each uses every thread it is given, and numba's
+# workqueue threads (chosen because they survive a fork) take one caller at a time
+_LOCK = threading.Lock()
 
 
 def _available(name: str) -> bool:
@@ -203,9 +207,10 @@ def symmetric_field(
     left[..., :k] = betas[:, None, None] * Y
     rightT = np.zeros((B, _up4(k), n))
     rightT[:, :k] = np.swapaxes(X3, 1, 2)
-    acc = impl.symmetric_tiles(
-        left, rightT, -c, ZT, int(block), _work(B, n, block), threads()
-    )
+    with _LOCK:
+        acc = impl.symmetric_tiles(
+            left, rightT, -c, ZT, int(block), _work(B, n, block), threads()
+        )
     acc = acc[:, : kv + 1]
     num = np.swapaxes(acc[:, :-1], 1, 2)
     if normalization == "sa":
@@ -272,7 +277,8 @@ def softmax_field(
     none = np.empty((0, n))
     if bias is None or not callable(bias):
         scalar = 0.0 if bias is None else float(bias)
-        num, mx = impl.row_field(QA, KT, VT, 0, n, none, scalar, causal)
+        with _LOCK:
+            num, mx = impl.row_field(QA, KT, VT, 0, n, none, scalar, causal)
     else:
         num = np.empty((B, n, p))
         mx = np.empty((B, n))
@@ -282,9 +288,10 @@ def softmax_field(
             if Bm.ndim > 2:
                 return NotImplemented
             Bm = np.ascontiguousarray(np.broadcast_to(Bm, (rows.stop - s, n)))
-            num[:, rows], mx[:, rows] = impl.row_field(
-                QA, KT, VT, s, rows.stop, Bm, 0.0, causal
-            )
+            with _LOCK:
+                num[:, rows], mx[:, rows] = impl.row_field(
+                    QA, KT, VT, s, rows.stop, Bm, 0.0, causal
+                )
     if normalization == "sa":
         F = num[..., :kv] / num[..., kv : kv + 1]
     else:

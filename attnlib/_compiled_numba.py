@@ -18,12 +18,20 @@ units in the last place of float64; arguments below :data:`EXP_MIN` give ``0``
 
 from __future__ import annotations
 
+import os
+
 import numba as nb
 import numpy as np
 from llvmlite import ir as llvm_ir
 from numba.extending import intrinsic
 
 __all__ = ["EXP_MIN", "exp_inplace", "symmetric_tiles", "row_field", "set_threads"]
+
+# numba's workqueue threads survive a fork (a process pool of the sweeps, dask): GNU
+# OpenMP's, numba's default where it is found, abort every forked child that uses
+# them. The workqueue takes one caller at a time: attnlib._compiled serialises calls.
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    nb.config.THREADING_LAYER = "workqueue"
 
 EXP_MIN = -708.0
 _LOG2E = 1.4426950408889634

@@ -229,6 +229,42 @@ def test_small_systems_stay_on_the_numpy_tiles(monkeypatch):
     )
 
 
+FORK = """
+import multiprocessing as mp, numpy as np
+from attnlib import _compiled as C, _kernel as K
+C.use("numba", threads=2)
+X = np.random.default_rng(0).standard_normal((600, 3))
+a = K.softmax_field(X, 1.0, symmetric=True)
+def child(_):
+    return float(np.max(np.abs(K.softmax_field(X, 1.0, symmetric=True) - a)))
+with mp.get_context("fork").Pool(2) as pool:
+    print(max(pool.map(child, range(4))))
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="no numba")
+def test_forked_workers_use_the_kernel_after_the_parent_did():
+    """A process pool forked after the parent ran the threaded kernel (the sweeps)
+    must work: GNU OpenMP's threads would abort every child."""
+    r = subprocess.run(
+        [sys.executable, "-c", FORK], capture_output=True, text=True, timeout=600
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert float(r.stdout.strip()) == 0.0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_python_threads_may_call_it_at_once(backend):
+    from concurrent.futures import ThreadPoolExecutor
+
+    X = tokens(600, 3, 13)
+    C.use(backend, threads=2)
+    ref = K.softmax_field(X, 1.0, symmetric=True)
+    with ThreadPoolExecutor(4) as pool:
+        out = list(pool.map(lambda _: K.softmax_field(X, 1.0, symmetric=True), range(8)))
+    assert all(np.array_equal(o, ref) for o in out)
+
+
 def test_import_attnlib_compiles_nothing():
     code = "import sys, attnlib; print(sorted(m for m in ('numba', 'jax') if m in sys.modules))"
     r = subprocess.run(
