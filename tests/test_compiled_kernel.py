@@ -231,13 +231,15 @@ def test_small_systems_stay_on_the_numpy_tiles(monkeypatch):
 
 FORK = """
 import multiprocessing as mp, numpy as np
+from concurrent.futures import ProcessPoolExecutor
 from attnlib import _compiled as C, _kernel as K
 C.use("numba", threads=2)
 X = np.random.default_rng(0).standard_normal((600, 3))
 a = K.softmax_field(X, 1.0, symmetric=True)
 def child(_):
     return float(np.max(np.abs(K.softmax_field(X, 1.0, symmetric=True) - a)))
-with mp.get_context("fork").Pool(2) as pool:
+# a child that dies breaks the pool at once (multiprocessing.Pool would wait)
+with ProcessPoolExecutor(2, mp_context=mp.get_context("fork")) as pool:
     print(max(pool.map(child, range(4))))
 """
 
