@@ -18,6 +18,18 @@ Backends, chosen by the environment variable ``ATTNLIB_KERNEL`` or by :func:`use
   (``benchmarks/velocity.py`` measures both).
 * ``"numpy"``: the numpy tiles of :mod:`attnlib._kernel` only.
 
+Why numba on the CPU. Measured on one core of the 2-core AVX-512 machine the book is
+built on (``benchmarks/velocity.py``, one run, the machine shared): an exponential
+costs 0.8 ns in numpy (SIMD), 0.9 ns in the vectorised exponential of
+:mod:`attnlib._compiled_numba`, 1.0 ns under ``jax.jit`` and 4.2 ns through numba's
+``np.exp`` (a ``libm`` call per entry, not vectorised). On the same row blocks JAX
+evaluated the field 2-5 times slower than numba for n = 1024 to 16384: XLA cannot
+use each exponential for both entries of a symmetric pair without a scatter, and
+each block is a separate product, exponential and product over memory, where numba
+keeps four rows of a tile in registers from the logits to the sums. numba also
+compiles once per machine (cached on disk) and is a 210 MB dependency; JAX is kept
+for GPUs, where XLA's generated code is the fast one.
+
 Threads. The compiled kernels use :func:`threads` threads: ``ATTNLIB_THREADS`` or
 :func:`use`'s ``threads`` when given, otherwise the BLAS-thread setting of the
 process (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``: the
@@ -160,7 +172,9 @@ def _small(X: np.ndarray) -> bool:
 def _members(X: np.ndarray, beta: Any) -> tuple[np.ndarray, np.ndarray]:
     """``X`` as (B, n, k) float64 and ``beta`` as (B,) float64."""
     X3 = np.asarray(X if X.ndim == 3 else X[None], dtype=np.float64)
-    betas = np.broadcast_to(np.asarray(beta, dtype=np.float64).reshape(-1), (X3.shape[0],))
+    betas = np.broadcast_to(
+        np.asarray(beta, dtype=np.float64).reshape(-1), (X3.shape[0],)
+    )
     return X3, betas
 
 
@@ -228,9 +242,9 @@ def _up4(q: int) -> int:
 def _work(B: int, n: int, block: int) -> np.ndarray:
     """The tiles ``(b, I, J)``, ``I <= J``, of ``B`` members of ``n`` tokens."""
     nt = -(-n // block)
-    I, J = np.triu_indices(nt)
-    b = np.repeat(np.arange(B), I.size)
-    return np.stack([b, np.tile(I, B), np.tile(J, B)], axis=1).astype(np.int64)
+    rows, cols = np.triu_indices(nt)
+    b = np.repeat(np.arange(B), rows.size)
+    return np.stack([b, np.tile(rows, B), np.tile(cols, B)], axis=1).astype(np.int64)
 
 
 def softmax_field(

@@ -78,8 +78,8 @@ def _exp(x):
 
 
 @nb.njit(inline="always", **_OPTS)
-def exp_inplace(s, bits, m):
-    """``s[:m] = exp(s[:m])`` (vectorised); ``bits`` is unused (kept for callers)."""
+def exp_inplace(s, m):
+    """``s[:m] = exp(s[:m])`` (vectorised)."""
     for j in range(m):
         s[j] = _exp(s[j])
 
@@ -99,10 +99,30 @@ def _logits4(left, rightT, shift, i0, i1, i2, i3, c0, m, s0, s1, s2, s3, take_ex
         s3[j] = h[j] + h3
     q = left.shape[1]
     for cc in range(0, q, 4):
-        a00, a01, a02, a03 = left[i0, cc], left[i0, cc + 1], left[i0, cc + 2], left[i0, cc + 3]
-        a10, a11, a12, a13 = left[i1, cc], left[i1, cc + 1], left[i1, cc + 2], left[i1, cc + 3]
-        a20, a21, a22, a23 = left[i2, cc], left[i2, cc + 1], left[i2, cc + 2], left[i2, cc + 3]
-        a30, a31, a32, a33 = left[i3, cc], left[i3, cc + 1], left[i3, cc + 2], left[i3, cc + 3]
+        a00, a01, a02, a03 = (
+            left[i0, cc],
+            left[i0, cc + 1],
+            left[i0, cc + 2],
+            left[i0, cc + 3],
+        )
+        a10, a11, a12, a13 = (
+            left[i1, cc],
+            left[i1, cc + 1],
+            left[i1, cc + 2],
+            left[i1, cc + 3],
+        )
+        a20, a21, a22, a23 = (
+            left[i2, cc],
+            left[i2, cc + 1],
+            left[i2, cc + 2],
+            left[i2, cc + 3],
+        )
+        a30, a31, a32, a33 = (
+            left[i3, cc],
+            left[i3, cc + 1],
+            left[i3, cc + 2],
+            left[i3, cc + 3],
+        )
         r0 = rightT[cc, c0 : c0 + m]
         r1 = rightT[cc + 1, c0 : c0 + m]
         r2 = rightT[cc + 2, c0 : c0 + m]
@@ -125,7 +145,7 @@ def _logits4(left, rightT, shift, i0, i1, i2, i3, c0, m, s0, s1, s2, s3, take_ex
 
 @nb.njit(inline="always", **_OPTS)
 def _sums4(s0, s1, s2, s3, ZT, c0, m, out, i0, i1, i2, i3, v1, v2, v3):
-    """``out[:, i_g] += sum_j s_g[j] ZT[:, c0 + j]`` (rows of ``ZT`` a multiple of 4)."""
+    """``out[:, i_g] += sum_j s_g[j] ZT[:, c0 + j]`` (``ZT`` has 4k rows)."""
     for cc in range(0, ZT.shape[0], 4):
         z0 = ZT[cc, c0 : c0 + m]
         z1 = ZT[cc + 1, c0 : c0 + m]
@@ -180,15 +200,29 @@ def _axpy4(acc, ZT, c0, m, s0, s1, s2, s3, i0, i1, i2, i3, v1, v2, v3):
         y1 = acc[cc + 1, c0 : c0 + m]
         y2 = acc[cc + 2, c0 : c0 + m]
         y3 = acc[cc + 3, c0 : c0 + m]
-        z00, z01, z02, z03 = ZT[cc, i0], ZT[cc, i1] * v1, ZT[cc, i2] * v2, ZT[cc, i3] * v3
+        z00, z01, z02, z03 = (
+            ZT[cc, i0],
+            ZT[cc, i1] * v1,
+            ZT[cc, i2] * v2,
+            ZT[cc, i3] * v3,
+        )
         z10, z11, z12, z13 = (
-            ZT[cc + 1, i0], ZT[cc + 1, i1] * v1, ZT[cc + 1, i2] * v2, ZT[cc + 1, i3] * v3
+            ZT[cc + 1, i0],
+            ZT[cc + 1, i1] * v1,
+            ZT[cc + 1, i2] * v2,
+            ZT[cc + 1, i3] * v3,
         )
         z20, z21, z22, z23 = (
-            ZT[cc + 2, i0], ZT[cc + 2, i1] * v1, ZT[cc + 2, i2] * v2, ZT[cc + 2, i3] * v3
+            ZT[cc + 2, i0],
+            ZT[cc + 2, i1] * v1,
+            ZT[cc + 2, i2] * v2,
+            ZT[cc + 2, i3] * v3,
         )
         z30, z31, z32, z33 = (
-            ZT[cc + 3, i0], ZT[cc + 3, i1] * v1, ZT[cc + 3, i2] * v2, ZT[cc + 3, i3] * v3
+            ZT[cc + 3, i0],
+            ZT[cc + 3, i1] * v1,
+            ZT[cc + 3, i2] * v2,
+            ZT[cc + 3, i3] * v3,
         )
         for j in range(m):
             e0, e1, e2, e3 = s0[j], s1[j], s2[j], s3[j]
@@ -205,9 +239,9 @@ def symmetric_tiles(left, rightT, shift, ZT, block, work, chunks):
     ``left`` (B, n, q), ``rightT`` (B, q, n) and ``shift`` (B, n) give the shifted
     exponent of a pair as ``left[b, i] . rightT[b, :, j] + shift[b, i] + shift[b, j]``
     (symmetric in ``i, j``; ``q`` a multiple of 4); ``ZT`` (B, p, n) the scaled values
-    (``p`` a multiple of 4). ``work`` (W, 3) lists the tiles ``(b, I, J)`` with ``I <= J`` (in
-    units of ``block``), split in ``chunks`` consecutive runs, one per thread, each
-    with its own accumulator. Returns ``acc`` (B, p, n) with
+    (``p`` a multiple of 4). ``work`` (W, 3) lists the tiles ``(b, I, J)`` with
+    ``I <= J`` (in units of ``block``), split in ``chunks`` consecutive runs, one per
+    thread, each with its own accumulator. Returns ``acc`` (B, p, n) with
     ``acc[b, :, i] = sum_j exp(left_i . right_j) ZT[b, :, j]``.
     """
     B, n, q = left.shape
@@ -219,7 +253,6 @@ def symmetric_tiles(left, rightT, shift, ZT, block, work, chunks):
         s1 = np.empty(block)
         s2 = np.empty(block)
         s3 = np.empty(block)
-        bits = np.empty(block, dtype=np.int64)
         acc = accs[c]
         for w in range(c * nw // chunks, (c + 1) * nw // chunks):
             b = work[w, 0]
@@ -233,14 +266,29 @@ def symmetric_tiles(left, rightT, shift, ZT, block, work, chunks):
                 i2 = min(i0 + 2, r1 - 1)
                 i3 = min(i0 + 3, r1 - 1)
                 _logits4(
-                    left[b], rightT[b], shift[b], i0, i1, i2, i3, c0, m, s0, s1, s2, s3, True
+                    left[b],
+                    rightT[b],
+                    shift[b],
+                    i0,
+                    i1,
+                    i2,
+                    i3,
+                    c0,
+                    m,
+                    s0,
+                    s1,
+                    s2,
+                    s3,
+                    True,
                 )
                 v1 = 1.0 if i0 + 1 < r1 else 0.0
                 v2 = 1.0 if i0 + 2 < r1 else 0.0
                 v3 = 1.0 if i0 + 3 < r1 else 0.0
                 _sums4(s0, s1, s2, s3, ZT[b], c0, m, acc[b], i0, i1, i2, i3, v1, v2, v3)
                 if off:
-                    _axpy4(acc[b], ZT[b], c0, m, s0, s1, s2, s3, i0, i1, i2, i3, v1, v2, v3)
+                    _axpy4(
+                        acc[b], ZT[b], c0, m, s0, s1, s2, s3, i0, i1, i2, i3, v1, v2, v3
+                    )
     out = accs[0].copy()
     for c in range(1, chunks):
         out += accs[c]
@@ -271,7 +319,6 @@ def row_field(QA, KT, VT, r0, r1, bias, bias_scalar, causal):
         b = t // groups
         i0 = r0 + 4 * (t % groups)
         S = np.empty((4, n))
-        bits = np.empty(n, dtype=np.int64)
         ii = np.empty(4, dtype=np.int64)
         for g in range(4):
             ii[g] = min(i0 + g, r1 - 1)
@@ -279,7 +326,20 @@ def row_field(QA, KT, VT, r0, r1, bias, bias_scalar, causal):
         if causal:
             m = min(n, ii[3] + 1)
         _logits4(
-            QA[b], KT[b], zero, ii[0], ii[1], ii[2], ii[3], 0, m, S[0], S[1], S[2], S[3], False
+            QA[b],
+            KT[b],
+            zero,
+            ii[0],
+            ii[1],
+            ii[2],
+            ii[3],
+            0,
+            m,
+            S[0],
+            S[1],
+            S[2],
+            S[3],
+            False,
         )
         for g in range(4):
             row = S[g]
@@ -298,14 +358,29 @@ def row_field(QA, KT, VT, r0, r1, bias, bias_scalar, causal):
                 top = max(top, row[j])
             for j in range(m):
                 row[j] -= top
-            exp_inplace(row, bits, m)
+            exp_inplace(row, m)
             if i0 + g < r1:
                 mx[b, i0 + g - r0] = top
         v1 = 1.0 if i0 + 1 < r1 else 0.0
         v2 = 1.0 if i0 + 2 < r1 else 0.0
         v3 = 1.0 if i0 + 3 < r1 else 0.0
-        _sums4(S[0], S[1], S[2], S[3], VT[b], 0, m, num[b], ii[0] - r0, ii[1] - r0,
-               ii[2] - r0, ii[3] - r0, v1, v2, v3)
+        _sums4(
+            S[0],
+            S[1],
+            S[2],
+            S[3],
+            VT[b],
+            0,
+            m,
+            num[b],
+            ii[0] - r0,
+            ii[1] - r0,
+            ii[2] - r0,
+            ii[3] - r0,
+            v1,
+            v2,
+            v3,
+        )
     return np.swapaxes(num, 1, 2), mx
 
 

@@ -151,7 +151,9 @@ def test_float32_is_the_float64_field_rounded(backend):
     A, S, V = (M.astype(np.float32) for M in mats(3, 11))
     for kw in (dict(A=S, symmetric=True), dict(A=A, V=V, mask="causal")):
         got = on(backend, lambda: K.softmax_field(X32, 4.0, **kw))
-        kw64 = {k: v.astype(np.float64) if hasattr(v, "dtype") else v for k, v in kw.items()}
+        kw64 = {
+            k: v.astype(np.float64) if hasattr(v, "dtype") else v for k, v in kw.items()
+        }
         X64 = X32.astype(np.float64)
         ref = on("numpy", lambda: K.softmax_field(X64, 4.0, **kw64))
         assert got.dtype == np.float32
@@ -263,12 +265,17 @@ def test_python_threads_may_call_it_at_once(backend):
     C.use(backend, threads=2)
     ref = K.softmax_field(X, 1.0, symmetric=True)
     with ThreadPoolExecutor(4) as pool:
-        out = list(pool.map(lambda _: K.softmax_field(X, 1.0, symmetric=True), range(8)))
+        out = list(
+            pool.map(lambda _: K.softmax_field(X, 1.0, symmetric=True), range(8))
+        )
     assert all(np.array_equal(o, ref) for o in out)
 
 
 def test_import_attnlib_compiles_nothing():
-    code = "import sys, attnlib; print(sorted(m for m in ('numba', 'jax') if m in sys.modules))"
+    code = (
+        "import sys, attnlib; "
+        "print(sorted(m for m in ('numba', 'jax') if m in sys.modules))"
+    )
     r = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
     )
