@@ -52,6 +52,7 @@ from __future__ import annotations
 import importlib
 import os
 import threading
+import warnings
 from typing import Any
 
 import numpy as np
@@ -155,7 +156,18 @@ def threads() -> int:
 def _impl():
     name = backend()
     if name == "numba":
-        mod = importlib.import_module("attnlib._compiled_numba")
+        try:
+            mod = importlib.import_module("attnlib._compiled_numba")
+        except Exception as e:  # noqa: BLE001 - e.g. no writable cache directory
+            # (a read-only sandbox): the numpy tiles compute the same field
+            _state["backend"] = "numpy"
+            warnings.warn(
+                f"attnlib: the compiled attention field is unavailable ({e}); "
+                "the numpy tiles are used",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            return None
         mod.set_threads(threads())
         return mod
     if name == "jax":

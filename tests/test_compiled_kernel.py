@@ -221,6 +221,23 @@ def test_threads_follow_the_blas_rule(monkeypatch):
     assert C.threads() == 2
 
 
+def test_a_kernel_that_cannot_load_leaves_the_numpy_tiles(monkeypatch):
+    real = C.importlib.import_module
+
+    def failing(name, *args):
+        if name == "attnlib._compiled_numba":
+            raise RuntimeError("cannot cache function: no locator available")
+        return real(name, *args)
+
+    monkeypatch.setattr(C.importlib, "import_module", failing)
+    C._state["backend"] = "numba"
+    X = tokens(300, 3, 14)
+    with pytest.warns(RuntimeWarning, match="no locator available"):
+        F = K.softmax_field(X, 1.0, symmetric=True)
+    assert C.backend() == "numpy"
+    assert np.array_equal(F, K.softmax_field(X, 1.0, symmetric=True))
+
+
 def test_small_systems_stay_on_the_numpy_tiles(monkeypatch):
     monkeypatch.setattr(C, "MIN_ENTRIES", 1 << 15)
     C.use("numba" if importlib.util.find_spec("numba") else "numpy")
