@@ -195,10 +195,8 @@ def _shape_back(F: np.ndarray, X: np.ndarray) -> np.ndarray:
     return F.astype(X.dtype, copy=False)
 
 
-def _usa(num, log_scale, dtype, what):
-    from ._kernel import _USA_HINT
-
-    return exp_scale(num, log_scale[..., None], what=what, hint=_USA_HINT, dtype=dtype)
+def _usa(num, log_scale, dtype, what, hint):
+    return exp_scale(num, log_scale[..., None], what=what, hint=hint, dtype=dtype)
 
 
 def symmetric_field(
@@ -210,8 +208,10 @@ def symmetric_field(
     block: int = 256,
     *,
     what: str = "the USA velocity",
+    hint: str = "",
 ) -> Any:
-    """:func:`attnlib._kernel.symmetric_field`, compiled; ``NotImplemented`` for the
+    """:func:`attnlib._kernel.symmetric_field`, compiled (``hint``: the advice of the
+    USA overflow message); ``NotImplemented`` for the
     numpy backend."""
     impl = _impl()
     if impl is None or (A is not None and np.ndim(A) != 2) or _small(X):
@@ -242,7 +242,7 @@ def symmetric_field(
     if normalization == "sa":
         F = num / acc[:, -1][..., None]
     else:
-        F = _usa(num, c + cmax - np.log(n), X.dtype, what)
+        F = _usa(num, c + cmax - np.log(n), X.dtype, what, hint)
     return _shape_back(F, X)
 
 
@@ -273,8 +273,10 @@ def softmax_field(
     symmetric: bool = False,
     block: int = 256,
     what: str = "the USA velocity",
+    hint: str = "",
 ) -> Any:
-    """:func:`attnlib._kernel.softmax_field`, compiled; ``NotImplemented`` for what is
+    """:func:`attnlib._kernel.softmax_field`, compiled (``hint`` as in
+    :func:`symmetric_field`); ``NotImplemented`` for what is
     not compiled (the sigmoid, ``logits_fn``, the numpy backend)."""
     impl = _impl()
     if impl is None or kind != "softmax" or logits_fn is not None or _small(X):
@@ -283,7 +285,7 @@ def softmax_field(
         return NotImplemented
     if symmetric and mask is None and bias is None and (A is None or np.ndim(A) == 2):
         XV = X if V is None else X @ np.swapaxes(V, -1, -2)
-        F = symmetric_field(X, XV, beta, A, normalization, block, what=what)
+        F = symmetric_field(X, XV, beta, A, normalization, block, what=what, hint=hint)
         if F is not None:
             return F
     X3, betas = _members(X, beta)
@@ -321,5 +323,5 @@ def softmax_field(
     if normalization == "sa":
         F = num[..., :kv] / num[..., kv : kv + 1]
     else:
-        F = _usa(num[..., :kv], mx - np.log(n), X.dtype, what)
+        F = _usa(num[..., :kv], mx - np.log(n), X.dtype, what, hint)
     return _shape_back(F, X)

@@ -78,21 +78,21 @@ def _exp(x):
 
 
 @nb.njit(inline="always", **_OPTS)
-def exp_inplace(s, m):
+def exp_inplace(s, nc):
     """``s[:m] = exp(s[:m])`` (vectorised)."""
-    for j in range(m):
+    for j in range(nc):
         s[j] = _exp(s[j])
 
 
 @nb.njit(inline="always", **_OPTS)
-def _logits4(left, rightT, shift, i0, i1, i2, i3, c0, m, s0, s1, s2, s3, take_exp):
+def _logits4(left, rightT, shift, i0, i1, i2, i3, c0, nc, s0, s1, s2, s3, take_exp):
     """``s_g[j] = exp(left[i_g] . rightT[:, c0 + j] + shift[i_g] + shift[c0 + j])``
-    for four rows, ``j < m``; the number of columns of ``left`` is a multiple of four
+    for four rows, ``j < nc``; the number of columns of ``left`` is a multiple of four
     (padded with zeros). The exponential is taken in the last pass over ``j``
     (without it for ``take_exp=False``: the logits)."""
-    h = shift[c0 : c0 + m]
+    h = shift[c0 : c0 + nc]
     h0, h1, h2, h3 = shift[i0], shift[i1], shift[i2], shift[i3]
-    for j in range(m):
+    for j in range(nc):
         s0[j] = h[j] + h0
         s1[j] = h[j] + h1
         s2[j] = h[j] + h2
@@ -123,19 +123,19 @@ def _logits4(left, rightT, shift, i0, i1, i2, i3, c0, m, s0, s1, s2, s3, take_ex
             left[i3, cc + 2],
             left[i3, cc + 3],
         )
-        r0 = rightT[cc, c0 : c0 + m]
-        r1 = rightT[cc + 1, c0 : c0 + m]
-        r2 = rightT[cc + 2, c0 : c0 + m]
-        r3 = rightT[cc + 3, c0 : c0 + m]
+        r0 = rightT[cc, c0 : c0 + nc]
+        r1 = rightT[cc + 1, c0 : c0 + nc]
+        r2 = rightT[cc + 2, c0 : c0 + nc]
+        r3 = rightT[cc + 3, c0 : c0 + nc]
         if cc + 4 < q or not take_exp:
-            for j in range(m):
+            for j in range(nc):
                 x0, x1, x2, x3 = r0[j], r1[j], r2[j], r3[j]
                 s0[j] += a00 * x0 + a01 * x1 + a02 * x2 + a03 * x3
                 s1[j] += a10 * x0 + a11 * x1 + a12 * x2 + a13 * x3
                 s2[j] += a20 * x0 + a21 * x1 + a22 * x2 + a23 * x3
                 s3[j] += a30 * x0 + a31 * x1 + a32 * x2 + a33 * x3
         else:
-            for j in range(m):
+            for j in range(nc):
                 x0, x1, x2, x3 = r0[j], r1[j], r2[j], r3[j]
                 s0[j] = _exp(s0[j] + a00 * x0 + a01 * x1 + a02 * x2 + a03 * x3)
                 s1[j] = _exp(s1[j] + a10 * x0 + a11 * x1 + a12 * x2 + a13 * x3)
@@ -144,18 +144,18 @@ def _logits4(left, rightT, shift, i0, i1, i2, i3, c0, m, s0, s1, s2, s3, take_ex
 
 
 @nb.njit(inline="always", **_OPTS)
-def _sums4(s0, s1, s2, s3, ZT, c0, m, out, i0, i1, i2, i3, v1, v2, v3):
+def _sums4(s0, s1, s2, s3, ZT, c0, nc, out, i0, i1, i2, i3, v1, v2, v3):
     """``out[:, i_g] += sum_j s_g[j] ZT[:, c0 + j]`` (``ZT`` has 4k rows)."""
     for cc in range(0, ZT.shape[0], 4):
-        z0 = ZT[cc, c0 : c0 + m]
-        z1 = ZT[cc + 1, c0 : c0 + m]
-        z2 = ZT[cc + 2, c0 : c0 + m]
-        z3 = ZT[cc + 3, c0 : c0 + m]
+        z0 = ZT[cc, c0 : c0 + nc]
+        z1 = ZT[cc + 1, c0 : c0 + nc]
+        z2 = ZT[cc + 2, c0 : c0 + nc]
+        z3 = ZT[cc + 3, c0 : c0 + nc]
         t00 = t01 = t02 = t03 = 0.0
         t10 = t11 = t12 = t13 = 0.0
         t20 = t21 = t22 = t23 = 0.0
         t30 = t31 = t32 = t33 = 0.0
-        for j in range(m):
+        for j in range(nc):
             e0, e1, e2, e3 = s0[j], s1[j], s2[j], s3[j]
             y0, y1, y2, y3 = z0[j], z1[j], z2[j], z3[j]
             t00 += e0 * y0
@@ -193,13 +193,13 @@ def _sums4(s0, s1, s2, s3, ZT, c0, m, out, i0, i1, i2, i3, v1, v2, v3):
 
 
 @nb.njit(inline="always", **_OPTS)
-def _axpy4(acc, ZT, c0, m, s0, s1, s2, s3, i0, i1, i2, i3, v1, v2, v3):
+def _axpy4(acc, ZT, c0, nc, s0, s1, s2, s3, i0, i1, i2, i3, v1, v2, v3):
     """``acc[:, c0 + j] += sum_g s_g[j] ZT[:, i_g]`` (rows a multiple of 4)."""
     for cc in range(0, ZT.shape[0], 4):
-        y0 = acc[cc, c0 : c0 + m]
-        y1 = acc[cc + 1, c0 : c0 + m]
-        y2 = acc[cc + 2, c0 : c0 + m]
-        y3 = acc[cc + 3, c0 : c0 + m]
+        y0 = acc[cc, c0 : c0 + nc]
+        y1 = acc[cc + 1, c0 : c0 + nc]
+        y2 = acc[cc + 2, c0 : c0 + nc]
+        y3 = acc[cc + 3, c0 : c0 + nc]
         z00, z01, z02, z03 = (
             ZT[cc, i0],
             ZT[cc, i1] * v1,
@@ -224,7 +224,7 @@ def _axpy4(acc, ZT, c0, m, s0, s1, s2, s3, i0, i1, i2, i3, v1, v2, v3):
             ZT[cc + 3, i2] * v2,
             ZT[cc + 3, i3] * v3,
         )
-        for j in range(m):
+        for j in range(nc):
             e0, e1, e2, e3 = s0[j], s1[j], s2[j], s3[j]
             y0[j] += e0 * z00 + e1 * z01 + e2 * z02 + e3 * z03
             y1[j] += e0 * z10 + e1 * z11 + e2 * z12 + e3 * z13
@@ -259,7 +259,7 @@ def symmetric_tiles(left, rightT, shift, ZT, block, work, chunks):
             r0 = work[w, 1] * block
             r1 = min(n, r0 + block)
             c0 = work[w, 2] * block
-            m = min(n, c0 + block) - c0
+            nc = min(n, c0 + block) - c0
             off = r0 != c0
             for i0 in range(r0, r1, 4):
                 i1 = min(i0 + 1, r1 - 1)
@@ -274,7 +274,7 @@ def symmetric_tiles(left, rightT, shift, ZT, block, work, chunks):
                     i2,
                     i3,
                     c0,
-                    m,
+                    nc,
                     s0,
                     s1,
                     s2,
@@ -284,10 +284,26 @@ def symmetric_tiles(left, rightT, shift, ZT, block, work, chunks):
                 v1 = 1.0 if i0 + 1 < r1 else 0.0
                 v2 = 1.0 if i0 + 2 < r1 else 0.0
                 v3 = 1.0 if i0 + 3 < r1 else 0.0
-                _sums4(s0, s1, s2, s3, ZT[b], c0, m, acc[b], i0, i1, i2, i3, v1, v2, v3)
+                _sums4(
+                    s0, s1, s2, s3, ZT[b], c0, nc, acc[b], i0, i1, i2, i3, v1, v2, v3
+                )
                 if off:
                     _axpy4(
-                        acc[b], ZT[b], c0, m, s0, s1, s2, s3, i0, i1, i2, i3, v1, v2, v3
+                        acc[b],
+                        ZT[b],
+                        c0,
+                        nc,
+                        s0,
+                        s1,
+                        s2,
+                        s3,
+                        i0,
+                        i1,
+                        i2,
+                        i3,
+                        v1,
+                        v2,
+                        v3,
                     )
     out = accs[0].copy()
     for c in range(1, chunks):
@@ -322,9 +338,9 @@ def row_field(QA, KT, VT, r0, r1, bias, bias_scalar, causal):
         ii = np.empty(4, dtype=np.int64)
         for g in range(4):
             ii[g] = min(i0 + g, r1 - 1)
-        m = n
+        nc = n
         if causal:
-            m = min(n, ii[3] + 1)
+            nc = min(n, ii[3] + 1)
         _logits4(
             QA[b],
             KT[b],
@@ -334,7 +350,7 @@ def row_field(QA, KT, VT, r0, r1, bias, bias_scalar, causal):
             ii[2],
             ii[3],
             0,
-            m,
+            nc,
             S[0],
             S[1],
             S[2],
@@ -345,20 +361,20 @@ def row_field(QA, KT, VT, r0, r1, bias, bias_scalar, causal):
             row = S[g]
             if has_bias:
                 br = bias[ii[g] - r0]
-                for j in range(m):
+                for j in range(nc):
                     row[j] += br[j]
             if bias_scalar != 0.0:
-                for j in range(m):
+                for j in range(nc):
                     row[j] += bias_scalar
             if causal:
-                for j in range(ii[g] + 1, m):
+                for j in range(ii[g] + 1, nc):
                     row[j] = -np.inf
             top = -np.inf
-            for j in range(m):
+            for j in range(nc):
                 top = max(top, row[j])
-            for j in range(m):
+            for j in range(nc):
                 row[j] -= top
-            exp_inplace(row, m)
+            exp_inplace(row, nc)
             if i0 + g < r1:
                 mx[b, i0 + g - r0] = top
         v1 = 1.0 if i0 + 1 < r1 else 0.0
@@ -371,7 +387,7 @@ def row_field(QA, KT, VT, r0, r1, bias, bias_scalar, causal):
             S[3],
             VT[b],
             0,
-            m,
+            nc,
             num[b],
             ii[0] - r0,
             ii[1] - r0,

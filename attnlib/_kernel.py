@@ -514,6 +514,7 @@ def softmax_field(
             symmetric=symmetric,
             block=block,
             what=what,
+            hint=_USA_HINT,
         )
         if F is not NotImplemented:
             return F
@@ -692,7 +693,9 @@ def symmetric_field(
         without ``symmetric`` then.
     """
     if _compiled.backend() != "numpy":  # the compiled tiles
-        F = _compiled.symmetric_field(X, XV, beta, A, normalization, block, what=what)
+        F = _compiled.symmetric_field(
+            X, XV, beta, A, normalization, block, what=what, hint=_USA_HINT
+        )
         if F is not NotImplemented:
             return F
     if X.ndim == 3:

@@ -660,6 +660,10 @@ LAYERS = {
     **dict.fromkeys(["_validation", "_lazy", "_version", "_results"], 0),
     # the old module paths, served by name (no import of the new homes)
     "_moved": 0.5,
+    # the compiled field: its kernels import nothing of attnlib; its switch sits
+    # between the validation it uses and the numpy kernel that hands work to it
+    **dict.fromkeys(["_compiled_numba", "_compiled_jax"], 0),
+    "_compiled": 0.5,
     **dict.fromkeys(["_progress", "_special", "_kernel", "_sinkhorn", "_control"], 1),
     **dict.fromkeys(["metrics", "symbolic"], 1),
     # the sphere's operations, then the geometries over them, below the models
