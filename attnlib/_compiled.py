@@ -224,8 +224,13 @@ def symmetric_field(
     cmax = c.max(axis=1, keepdims=True)
     if float(np.max(cmax - c.min(axis=1, keepdims=True))) > log_max(X.dtype):
         return None
-    g = np.exp(c - cmax)
     kv = XV3.shape[2]
+    if k <= 3 and kv <= 3 and float(np.max(cmax - c.min(axis=1, keepdims=True))) <= 1:
+        if hasattr(impl, "unit_tiles"):
+            return _unit(
+                impl, X, X3, XV3, Y, betas, cmax, block, normalization, what, hint
+            )
+    g = np.exp(c - cmax)
     ZT = np.zeros((B, _up4(kv + 1), n))
     ZT[:, :kv] = np.swapaxes(XV3 * g[..., None], 1, 2)
     ZT[:, kv] = g
@@ -243,6 +248,33 @@ def symmetric_field(
         F = num / acc[:, -1][..., None]
     else:
         F = _usa(num, c + cmax - np.log(n), X.dtype, what, hint)
+    return _shape_back(F, X)
+
+
+def _unit(impl, X, X3, XV3, Y, betas, cmax, block, normalization, what, hint):
+    """The symmetric field of at most three coordinates whose exponents
+    ``beta x_i . A x_j`` all fit under one shift, ``2 max_i c_i`` (the norms
+    ``c_i = beta |x_i|_A^2 / 2`` differ by at most 1: the sphere): no per-token
+    factor, so the compiled kernel's normaliser is a plain sum."""
+    B, n, k = X3.shape
+    kv = XV3.shape[2]
+    L = np.zeros((B, 3, n))
+    L[:, :k] = np.swapaxes(betas[:, None, None] * Y, 1, 2)
+    R = np.zeros((B, 3, n))
+    R[:, :k] = np.swapaxes(X3, 1, 2)
+    Z = np.zeros((B, 3, n))
+    Z[:, :kv] = np.swapaxes(XV3, 1, 2)
+    with _LOCK:
+        acc = impl.unit_tiles(
+            L, R, Z, -2.0 * cmax[:, 0], int(block), _work(B, n, block), threads()
+        )
+    num = np.swapaxes(acc[:, :kv], 1, 2)
+    if normalization == "sa":
+        F = num / acc[:, 3][..., None]
+    else:
+        F = _usa(
+            num, np.broadcast_to(2.0 * cmax - np.log(n), (B, n)), X.dtype, what, hint
+        )
     return _shape_back(F, X)
 
 

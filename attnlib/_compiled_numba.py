@@ -6,14 +6,19 @@ Imported by :mod:`attnlib._compiled` on the first field evaluation (never by
 the first process on a machine pays the compilation (a few seconds).
 
 The exponential is computed here, not by ``libm``: a scalar ``exp`` call cannot be
-vectorised, and it is several times slower than numpy's SIMD ``exp``. The one below
-is the classic reduction :math:`x = k \ln 2 + r`, :math:`|r| \le \tfrac12\ln 2`, with
-:math:`\ln 2` split in two so that :math:`k \ln 2` is exact, the Taylor polynomial of
-degree 12 of :math:`e^r` (truncation :math:`< 2\cdot 10^{-16}` relative) and the
-scaling by :math:`2^k` built from the exponent bits. Its relative error is a few
-units in the last place of float64; arguments below :data:`EXP_MIN` give ``0``
-(their weight is below :math:`10^{-307}` of the largest of their row, which is
-``1``: every exponent here is shifted to be ``<= 0``).
+vectorised, and it is several times slower than numpy's SIMD ``exp``. The kernels
+work in base 2 (every exponent is multiplied by :math:`\log_2 e` once, where it is
+loaded): :math:`2^y = 2^k\,2^r` with :math:`k` the integer nearest to :math:`y`
+(one rounding instruction, no table), :math:`|r| \le \tfrac12` exact, and
+:math:`2^r` the degree-10 polynomial interpolating it at the Chebyshev points of
+:math:`[-\tfrac12, \tfrac12]` (relative error :math:`3.1\cdot 10^{-16}`, see
+:data:`EXP2_COEFFS`), scaled by :math:`2^k` built from the exponent bits. Measured
+against ``numpy.exp2`` in extended precision, its relative error is below
+:math:`4\cdot 10^{-16}` everywhere above :data:`EXP2_MIN`; below it the result is
+``0`` (a weight below :math:`2^{-1022}` of the largest of its row, which is ``1``:
+every exponent here is shifted to be ``<= 0``). Against the natural exponential of
+the previous form (degree 12 in :math:`x - k\ln 2`) this removes two multiply-adds
+and the clamp at the top, which is what the field's time is made of.
 """
 
 from __future__ import annotations
@@ -25,7 +30,14 @@ import numpy as np
 from llvmlite import ir as llvm_ir
 from numba.extending import intrinsic
 
-__all__ = ["EXP_MIN", "exp_inplace", "symmetric_tiles", "row_field", "set_threads"]
+__all__ = [
+    "EXP2_MIN",
+    "exp2_inplace",
+    "symmetric_tiles",
+    "unit_tiles",
+    "row_field",
+    "set_threads",
+]
 
 # numba's workqueue threads survive a fork (a process pool of the sweeps, dask): GNU
 # OpenMP's, numba's default where it is found, abort every forked child that uses
@@ -33,10 +45,28 @@ __all__ = ["EXP_MIN", "exp_inplace", "symmetric_tiles", "row_field", "set_thread
 if "NUMBA_THREADING_LAYER" not in os.environ:
     nb.config.THREADING_LAYER = "workqueue"
 
-EXP_MIN = -708.0
-_LOG2E = 1.4426950408889634
-_LN2_HI = 6.93147180369123816490e-01  # 32 significant bits: k * _LN2_HI is exact
-_LN2_LO = 1.90821492927058770002e-10
+# 2**y is 0 below this (the smallest normal float64 is 2**-1022)
+EXP2_MIN = -1022.0
+LOG2E = 1.4426950408889634
+LN2 = 0.6931471805599453
+# 2**r on [-1/2, 1/2]: the degree-10 interpolant at the Chebyshev points (computed in
+# 40-digit arithmetic, then rounded), lowest degree first; relative error 3.1e-16
+EXP2_COEFFS = (
+    1.0,
+    0.69314718055995,
+    0.24022650695910097,
+    0.05550410866444772,
+    0.009618129107606888,
+    0.0013333558230164974,
+    0.0001540353044173605,
+    1.5252657260200837e-05,
+    1.321544258792169e-06,
+    1.0208690299958306e-07,
+    7.072585949269223e-09,
+)
+_C0, _C1, _C2, _C3, _C4, _C5, _C6, _C7, _C8, _C9, _C10 = EXP2_COEFFS
+# 2**52 + 1023: k + _BIAS holds k + 1023 in its lowest mantissa bits (k an integer)
+_BIAS = 4503599627371519.0
 # reassociation (vectorised sums), fused multiply-adds; no assumption on inf or nan
 _FM = {"reassoc", "contract", "nsz"}
 _OPTS = {"fastmath": _FM, "cache": True, "nogil": True, "error_model": "numpy"}
@@ -53,81 +83,105 @@ def _as_float(typingctx, bits):
     return sig, codegen
 
 
-@nb.njit(inline="always", **_OPTS)
-def _exp(x):
-    """:math:`e^x` for ``x <= 709`` (``0`` below :data:`EXP_MIN`), vectorisable."""
-    y = x if x > EXP_MIN else EXP_MIN
-    y = y if y < 709.0 else 709.0
-    k = np.floor(y * _LOG2E + 0.5)
-    r = (y - k * _LN2_HI) - k * _LN2_LO
-    p = 1.0 / 479001600.0
-    p = p * r + 1.0 / 39916800.0
-    p = p * r + 1.0 / 3628800.0
-    p = p * r + 1.0 / 362880.0
-    p = p * r + 1.0 / 40320.0
-    p = p * r + 1.0 / 5040.0
-    p = p * r + 1.0 / 720.0
-    p = p * r + 1.0 / 120.0
-    p = p * r + 1.0 / 24.0
-    p = p * r + 1.0 / 6.0
-    p = p * r + 0.5
-    p = p * r + 1.0
-    p = p * r + 1.0
-    p = p * _as_float((np.int64(k) + 1023) << 52)
-    return p if x > EXP_MIN else 0.0
+@intrinsic
+def _as_int(typingctx, x):
+    """The int64 whose bits are the float64 ``x`` (an LLVM bitcast)."""
+    sig = nb.int64(nb.float64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], llvm_ir.IntType(64))
+
+    return sig, codegen
 
 
 @nb.njit(inline="always", **_OPTS)
-def exp_inplace(s, nc):
-    """``s[:m] = exp(s[:m])`` (vectorised)."""
+def _exp2(y):
+    r""":math:`2^y` for ``y <= 0``, vectorisable; below :data:`EXP2_MIN` it gives
+    :math:`2^{-1022} p` with :math:`p < \sqrt 2` (no select, one instruction less:
+    the symmetric kernels' rows hold a weight of at least :math:`e^{-2}`, the
+    diagonal, next to which this is nothing; :func:`exp2_inplace` gives ``0``)."""
+    z = y if y > EXP2_MIN else EXP2_MIN
+    k = np.rint(z)
+    r = z - k
+    p = _C10
+    p = p * r + _C9
+    p = p * r + _C8
+    p = p * r + _C7
+    p = p * r + _C6
+    p = p * r + _C5
+    p = p * r + _C4
+    p = p * r + _C3
+    p = p * r + _C2
+    p = p * r + _C1
+    p = p * r + _C0
+    return p * _as_float(_as_int(k + _BIAS) << 52)
+
+
+@nb.njit(inline="always", **_OPTS)
+def exp2_inplace(s, nc):
+    """``s[:nc] = 2**s[:nc]`` (vectorised; ``0`` below :data:`EXP2_MIN`)."""
     for j in range(nc):
-        s[j] = _exp(s[j])
+        y = s[j]
+        s[j] = _exp2(y) if y > EXP2_MIN else 0.0
 
 
 @nb.njit(inline="always", **_OPTS)
-def _logits4(left, rightT, shift, i0, i1, i2, i3, c0, nc, s0, s1, s2, s3, take_exp):
-    """``s_g[j] = exp(left[i_g] . rightT[:, c0 + j] + shift[i_g] + shift[c0 + j])``
-    for four rows, ``j < nc``; the number of columns of ``left`` is a multiple of four
-    (padded with zeros). The exponential is taken in the last pass over ``j``
-    (without it for ``take_exp=False``: the logits)."""
-    h = shift[c0 : c0 + nc]
-    h0, h1, h2, h3 = shift[i0], shift[i1], shift[i2], shift[i3]
-    for j in range(nc):
-        s0[j] = h[j] + h0
-        s1[j] = h[j] + h1
-        s2[j] = h[j] + h2
-        s3[j] = h[j] + h3
+def _logits4(left, rightT, shift2, i0, i1, i2, i3, c0, nc, s0, s1, s2, s3, take_exp):
+    """``s_g[j] = 2**y_gj`` with ``y_gj = log2(e) left[i_g] . rightT[:, c0 + j]
+    + shift2[i_g] + shift2[c0 + j]`` (``shift2`` in base 2 already) for four rows,
+    ``j < nc``; the number of columns of ``left`` is a multiple of four (padded with
+    zeros). The shift enters in the first pass over ``j``, the exponential in the
+    last (without it for ``take_exp=False``: the exponents ``y``, in base 2)."""
+    h = shift2[c0 : c0 + nc]
+    h0, h1, h2, h3 = shift2[i0], shift2[i1], shift2[i2], shift2[i3]
     q = left.shape[1]
     for cc in range(0, q, 4):
         a00, a01, a02, a03 = (
-            left[i0, cc],
-            left[i0, cc + 1],
-            left[i0, cc + 2],
-            left[i0, cc + 3],
+            LOG2E * left[i0, cc],
+            LOG2E * left[i0, cc + 1],
+            LOG2E * left[i0, cc + 2],
+            LOG2E * left[i0, cc + 3],
         )
         a10, a11, a12, a13 = (
-            left[i1, cc],
-            left[i1, cc + 1],
-            left[i1, cc + 2],
-            left[i1, cc + 3],
+            LOG2E * left[i1, cc],
+            LOG2E * left[i1, cc + 1],
+            LOG2E * left[i1, cc + 2],
+            LOG2E * left[i1, cc + 3],
         )
         a20, a21, a22, a23 = (
-            left[i2, cc],
-            left[i2, cc + 1],
-            left[i2, cc + 2],
-            left[i2, cc + 3],
+            LOG2E * left[i2, cc],
+            LOG2E * left[i2, cc + 1],
+            LOG2E * left[i2, cc + 2],
+            LOG2E * left[i2, cc + 3],
         )
         a30, a31, a32, a33 = (
-            left[i3, cc],
-            left[i3, cc + 1],
-            left[i3, cc + 2],
-            left[i3, cc + 3],
+            LOG2E * left[i3, cc],
+            LOG2E * left[i3, cc + 1],
+            LOG2E * left[i3, cc + 2],
+            LOG2E * left[i3, cc + 3],
         )
         r0 = rightT[cc, c0 : c0 + nc]
         r1 = rightT[cc + 1, c0 : c0 + nc]
         r2 = rightT[cc + 2, c0 : c0 + nc]
         r3 = rightT[cc + 3, c0 : c0 + nc]
-        if cc + 4 < q or not take_exp:
+        last = cc + 4 >= q and take_exp
+        if cc == 0 and not last:
+            for j in range(nc):
+                x0, x1, x2, x3 = r0[j], r1[j], r2[j], r3[j]
+                hj = h[j]
+                s0[j] = (hj + h0) + (a00 * x0 + a01 * x1 + a02 * x2 + a03 * x3)
+                s1[j] = (hj + h1) + (a10 * x0 + a11 * x1 + a12 * x2 + a13 * x3)
+                s2[j] = (hj + h2) + (a20 * x0 + a21 * x1 + a22 * x2 + a23 * x3)
+                s3[j] = (hj + h3) + (a30 * x0 + a31 * x1 + a32 * x2 + a33 * x3)
+        elif cc == 0:
+            for j in range(nc):
+                x0, x1, x2, x3 = r0[j], r1[j], r2[j], r3[j]
+                hj = h[j]
+                s0[j] = _exp2((hj + h0) + (a00 * x0 + a01 * x1 + a02 * x2 + a03 * x3))
+                s1[j] = _exp2((hj + h1) + (a10 * x0 + a11 * x1 + a12 * x2 + a13 * x3))
+                s2[j] = _exp2((hj + h2) + (a20 * x0 + a21 * x1 + a22 * x2 + a23 * x3))
+                s3[j] = _exp2((hj + h3) + (a30 * x0 + a31 * x1 + a32 * x2 + a33 * x3))
+        elif not last:
             for j in range(nc):
                 x0, x1, x2, x3 = r0[j], r1[j], r2[j], r3[j]
                 s0[j] += a00 * x0 + a01 * x1 + a02 * x2 + a03 * x3
@@ -137,10 +191,10 @@ def _logits4(left, rightT, shift, i0, i1, i2, i3, c0, nc, s0, s1, s2, s3, take_e
         else:
             for j in range(nc):
                 x0, x1, x2, x3 = r0[j], r1[j], r2[j], r3[j]
-                s0[j] = _exp(s0[j] + a00 * x0 + a01 * x1 + a02 * x2 + a03 * x3)
-                s1[j] = _exp(s1[j] + a10 * x0 + a11 * x1 + a12 * x2 + a13 * x3)
-                s2[j] = _exp(s2[j] + a20 * x0 + a21 * x1 + a22 * x2 + a23 * x3)
-                s3[j] = _exp(s3[j] + a30 * x0 + a31 * x1 + a32 * x2 + a33 * x3)
+                s0[j] = _exp2(s0[j] + a00 * x0 + a01 * x1 + a02 * x2 + a03 * x3)
+                s1[j] = _exp2(s1[j] + a10 * x0 + a11 * x1 + a12 * x2 + a13 * x3)
+                s2[j] = _exp2(s2[j] + a20 * x0 + a21 * x1 + a22 * x2 + a23 * x3)
+                s3[j] = _exp2(s3[j] + a30 * x0 + a31 * x1 + a32 * x2 + a33 * x3)
 
 
 @nb.njit(inline="always", **_OPTS)
@@ -242,11 +296,12 @@ def symmetric_tiles(left, rightT, shift, ZT, block, work, chunks):
     (``p`` a multiple of 4). ``work`` (W, 3) lists the tiles ``(b, I, J)`` with
     ``I <= J`` (in units of ``block``), split in ``chunks`` consecutive runs, one per
     thread, each with its own accumulator. Returns ``acc`` (B, p, n) with
-    ``acc[b, :, i] = sum_j exp(left_i . right_j) ZT[b, :, j]``.
+    ``acc[b, :, i] = sum_j exp(left_i . right_j + shift_i + shift_j) ZT[b, :, j]``.
     """
     B, n, q = left.shape
     p = ZT.shape[1]
     nw = work.shape[0]
+    shift2 = shift * LOG2E
     accs = np.zeros((chunks, B, p, n))
     for c in nb.prange(chunks):
         s0 = np.empty(block)
@@ -268,7 +323,7 @@ def symmetric_tiles(left, rightT, shift, ZT, block, work, chunks):
                 _logits4(
                     left[b],
                     rightT[b],
-                    shift[b],
+                    shift2[b],
                     i0,
                     i1,
                     i2,
@@ -305,6 +360,146 @@ def symmetric_tiles(left, rightT, shift, ZT, block, work, chunks):
                         v2,
                         v3,
                     )
+    out = accs[0].copy()
+    for c in range(1, chunks):
+        out += accs[c]
+    return out
+
+
+@nb.njit(inline="always", **_OPTS)
+def _unit4(L, R, Z, H, c0, nc, i0, i1, i2, i3, v1, v2, v3, acc, s0, s1, s2, s3, off):
+    """One group of four rows of :func:`unit_tiles` against columns ``c0 + j``."""
+    lx, ly, lz = L[0], L[1], L[2]
+    x, y, z = R[0, c0 : c0 + nc], R[1, c0 : c0 + nc], R[2, c0 : c0 + nc]
+    u, v, w = Z[0, c0 : c0 + nc], Z[1, c0 : c0 + nc], Z[2, c0 : c0 + nc]
+    a0x, a0y, a0z = LOG2E * lx[i0], LOG2E * ly[i0], LOG2E * lz[i0]
+    a1x, a1y, a1z = LOG2E * lx[i1], LOG2E * ly[i1], LOG2E * lz[i1]
+    a2x, a2y, a2z = LOG2E * lx[i2], LOG2E * ly[i2], LOG2E * lz[i2]
+    a3x, a3y, a3z = LOG2E * lx[i3], LOG2E * ly[i3], LOG2E * lz[i3]
+    for j in range(nc):
+        xj, yj, zj = x[j], y[j], z[j]
+        s0[j] = _exp2(H + a0x * xj + a0y * yj + a0z * zj)
+        s1[j] = _exp2(H + a1x * xj + a1y * yj + a1z * zj)
+        s2[j] = _exp2(H + a2x * xj + a2y * yj + a2z * zj)
+        s3[j] = _exp2(H + a3x * xj + a3y * yj + a3z * zj)
+    t0u = t0v = t0w = t0 = 0.0
+    t1u = t1v = t1w = t1 = 0.0
+    t2u = t2v = t2w = t2 = 0.0
+    t3u = t3v = t3w = t3 = 0.0
+    for j in range(nc):
+        e0, e1, e2, e3 = s0[j], s1[j], s2[j], s3[j]
+        uj, vj, wj = u[j], v[j], w[j]
+        t0u += e0 * uj
+        t0v += e0 * vj
+        t0w += e0 * wj
+        t0 += e0
+        t1u += e1 * uj
+        t1v += e1 * vj
+        t1w += e1 * wj
+        t1 += e1
+        t2u += e2 * uj
+        t2v += e2 * vj
+        t2w += e2 * wj
+        t2 += e2
+        t3u += e3 * uj
+        t3v += e3 * vj
+        t3w += e3 * wj
+        t3 += e3
+    acc[0, i0] += t0u
+    acc[1, i0] += t0v
+    acc[2, i0] += t0w
+    acc[3, i0] += t0
+    acc[0, i1] += t1u * v1
+    acc[1, i1] += t1v * v1
+    acc[2, i1] += t1w * v1
+    acc[3, i1] += t1 * v1
+    acc[0, i2] += t2u * v2
+    acc[1, i2] += t2v * v2
+    acc[2, i2] += t2w * v2
+    acc[3, i2] += t2 * v2
+    acc[0, i3] += t3u * v3
+    acc[1, i3] += t3v * v3
+    acc[2, i3] += t3w * v3
+    acc[3, i3] += t3 * v3
+    if off:
+        U0, V0, W0 = Z[0, i0], Z[1, i0], Z[2, i0]
+        U1, V1, W1 = Z[0, i1] * v1, Z[1, i1] * v1, Z[2, i1] * v1
+        U2, V2, W2 = Z[0, i2] * v2, Z[1, i2] * v2, Z[2, i2] * v2
+        U3, V3, W3 = Z[0, i3] * v3, Z[1, i3] * v3, Z[2, i3] * v3
+        au = acc[0, c0 : c0 + nc]
+        av = acc[1, c0 : c0 + nc]
+        aw = acc[2, c0 : c0 + nc]
+        ad = acc[3, c0 : c0 + nc]
+        for j in range(nc):
+            e0, e1, e2, e3 = s0[j], s1[j], s2[j], s3[j]
+            au[j] += e0 * U0 + e1 * U1 + e2 * U2 + e3 * U3
+            av[j] += e0 * V0 + e1 * V1 + e2 * V2 + e3 * V3
+            aw[j] += e0 * W0 + e1 * W1 + e2 * W2 + e3 * W3
+            ad[j] += e0 + e1 * v1 + e2 * v2 + e3 * v3
+
+
+@nb.njit(parallel=True, **_OPTS)
+def unit_tiles(L, R, Z, shift, block, work, chunks):
+    r"""Accumulators of the symmetric field of at most three coordinates whose
+    exponents share one shift (tokens of one norm: the sphere).
+
+    ``L``, ``R`` and ``Z`` (B, 3, n): the rows of ``beta A^T x_i`` (zero-padded to
+    three), of the tokens and of their values; ``shift`` (B,) the constant added to
+    every exponent (``-beta max |x|_A^2`` keeps them ``<= 0``). ``work`` and
+    ``chunks`` as in :func:`symmetric_tiles`. Returns ``acc`` (B, 4, n):
+    ``acc[b, :3, i] = sum_j e_ij Z[b, :, j]`` and ``acc[b, 3, i] = sum_j e_ij`` with
+    ``e_ij = exp(L_i . R_j + shift)``.
+
+    Why a kernel of its own: with one shift the exponent needs no per-pair shift and
+    the weights no per-token factor, so the normaliser is a sum (not a multiply-add)
+    and three coordinates fill the multiply-adds that :func:`symmetric_tiles` pads to
+    four; on one core at n = 4096, d = 3 it takes about 0.85 of the time of
+    :func:`symmetric_tiles`.
+    """
+    B = L.shape[0]
+    n = L.shape[2]
+    nw = work.shape[0]
+    accs = np.zeros((chunks, B, 4, n))
+    for c in nb.prange(chunks):
+        s0 = np.empty(block)
+        s1 = np.empty(block)
+        s2 = np.empty(block)
+        s3 = np.empty(block)
+        for w in range(c * nw // chunks, (c + 1) * nw // chunks):
+            b = work[w, 0]
+            r0 = work[w, 1] * block
+            r1 = min(n, r0 + block)
+            c0 = work[w, 2] * block
+            nc = min(n, c0 + block) - c0
+            H = LOG2E * shift[b]
+            for i0 in range(r0, r1, 4):
+                i1 = min(i0 + 1, r1 - 1)
+                i2 = min(i0 + 2, r1 - 1)
+                i3 = min(i0 + 3, r1 - 1)
+                v1 = 1.0 if i0 + 1 < r1 else 0.0
+                v2 = 1.0 if i0 + 2 < r1 else 0.0
+                v3 = 1.0 if i0 + 3 < r1 else 0.0
+                _unit4(
+                    L[b],
+                    R[b],
+                    Z[b],
+                    H,
+                    c0,
+                    nc,
+                    i0,
+                    i1,
+                    i2,
+                    i3,
+                    v1,
+                    v2,
+                    v3,
+                    accs[c, b],
+                    s0,
+                    s1,
+                    s2,
+                    s3,
+                    r0 != c0,
+                )
     out = accs[0].copy()
     for c in range(1, chunks):
         out += accs[c]
@@ -362,10 +557,11 @@ def row_field(QA, KT, VT, r0, r1, bias, bias_scalar, causal):
             if has_bias:
                 br = bias[ii[g] - r0]
                 for j in range(nc):
-                    row[j] += br[j]
+                    row[j] += LOG2E * br[j]
             if bias_scalar != 0.0:
+                b2 = LOG2E * bias_scalar
                 for j in range(nc):
-                    row[j] += bias_scalar
+                    row[j] += b2
             if causal:
                 for j in range(ii[g] + 1, nc):
                     row[j] = -np.inf
@@ -374,9 +570,9 @@ def row_field(QA, KT, VT, r0, r1, bias, bias_scalar, causal):
                 top = max(top, row[j])
             for j in range(nc):
                 row[j] -= top
-            exp_inplace(row, nc)
+            exp2_inplace(row, nc)
             if i0 + g < r1:
-                mx[b, i0 + g - r0] = top
+                mx[b, i0 + g - r0] = LN2 * top
         v1 = 1.0 if i0 + 1 < r1 else 0.0
         v2 = 1.0 if i0 + 2 < r1 else 0.0
         v3 = 1.0 if i0 + 3 < r1 else 0.0

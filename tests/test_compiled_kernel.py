@@ -21,7 +21,7 @@ import pytest
 from attnlib import Model, sample_sphere
 from attnlib import _compiled as C
 from attnlib import _kernel as K
-from attnlib.causal import CausalModel
+from attnlib.frontiers import CausalModel
 
 BACKENDS = [
     pytest.param(
@@ -82,6 +82,63 @@ def test_symmetric_field_equals_the_numpy_tiles(backend, n, normalization):
         got = on(backend, lambda: K.symmetric_field(X, XV, beta, A, normalization))
         assert got.shape == ref.shape and got.dtype == ref.dtype
         assert rel(got, ref) < 1e-12
+
+
+NUMBA = pytest.mark.skipif(
+    importlib.util.find_spec("numba") is None, reason="numba is not installed"
+)
+
+
+@NUMBA
+@pytest.mark.parametrize("normalization", ["sa", "usa"])
+def test_tokens_of_one_norm_in_three_coordinates_take_the_unit_kernel(
+    monkeypatch, normalization
+):
+    """The unit kernel (one shift, at most three coordinates) equals the numpy tiles,
+    and runs exactly where it applies: tokens of one norm (up to 1 in beta |x|^2/2)
+    and at most three coordinates; tokens of several norms and wider tokens take
+    the general tiles."""
+    from attnlib import _compiled_numba as CN
+
+    calls = []
+    real = CN.unit_tiles
+    monkeypatch.setattr(CN, "unit_tiles", lambda *a: calls.append(1) or real(*a))
+    rng = np.random.default_rng(21)
+    for d in (1, 2, 3, 4):
+        S = tokens(517, d, d)
+        V = rng.standard_normal((d, d))
+        Q = np.linalg.qr(rng.standard_normal((d, d)))[0]  # |x|_A = |x|: one norm
+        Y = S * rng.uniform(0.5, 2.0, (517, 1))
+        for X, XV, A, beta, unit in (
+            (S, S, None, 3.0, True),
+            (S, S @ V.T, Q @ Q.T, 1.5, True),
+            (S, S, np.diag(np.arange(1.0, d + 1)), 4.0, d == 1),
+            (Y, Y, None, 4.0, False),
+        ):
+            calls.clear()
+            ref = on("numpy", lambda: K.symmetric_field(X, XV, beta, A, normalization))
+            got = on("numba", lambda: K.symmetric_field(X, XV, beta, A, normalization))
+            assert rel(got, ref) < 1e-12, (d, unit)
+            assert bool(calls) == (unit and d <= 3), (d, unit)
+
+
+@NUMBA
+def test_the_kernels_exponential_is_exact_to_four_tenths_of_an_ulp():
+    """``_exp2`` against numpy's ``exp2`` in extended precision: relative error below
+    4e-16 (two units in the last place would be 4.4e-16) above ``EXP2_MIN``, exactly
+    0 below it and at -inf, 1 at 0."""
+    from attnlib import _compiled_numba as CN
+
+    y = np.concatenate([np.linspace(-1100.0, 0.0, 400_001), -np.logspace(-12, 1, 999)])
+    s = np.append(y, -np.inf)
+    CN.exp2_inplace(s, s.size)
+    above = y > CN.EXP2_MIN
+    ref = np.exp2(y[above].astype(np.longdouble))
+    assert np.max(np.abs(s[:-1][above] / ref - 1)) < 4e-16
+    assert np.all(s[:-1][~above] == 0.0) and s[-1] == 0.0
+    one = np.zeros(1)
+    CN.exp2_inplace(one, 1)
+    assert one[0] == 1.0
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
