@@ -24,11 +24,13 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(CURDIR)/$(VENV)/bin
 STAMP  := $(VENV)/.installed
+# the compiled attention field, compiled once (below)
+KERNELS := $(VENV)/.kernels
 RUN    := PATH="$(BIN):$$PATH"
 
 .PHONY: book test test-fast lab clean distclean env execution-cache
 
-env: $(STAMP)
+env: $(STAMP) $(KERNELS)
 
 # --no-compile, then compileall: pip would compile every module one at a time,
 # including the test suites of numpy and scipy; compileall compiles the rest on
@@ -57,6 +59,14 @@ $(STAMP): requirements.txt pyproject.toml gradebox/pyproject.toml
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3"
 	touch $(STAMP)
 
+# The compiled attention field (attnlib/_compiled_numba.py, numba) compiled once, into
+# numba's cache beside the module (attnlib/__pycache__; about a minute of CPU), so that
+# the chapters executed side by side and the test processes load it (a fraction of a
+# second) instead of each compiling it again.
+$(KERNELS): $(STAMP) attnlib/_compiled.py attnlib/_compiled_numba.py
+	$(RUN) $(BIN)/python -c "from attnlib import _compiled; _compiled.warm()"
+	touch $(KERNELS)
+
 VENDOR := book/_vendor/.complete
 
 $(VENDOR): tools/vendor_assets.py
@@ -69,7 +79,7 @@ $(VENDOR): tools/vendor_assets.py
 # --execute then runs the chapters the cache lacks, one per CPU at a time, each cell
 # within the book's execute.timeout (_config.yml), failing with the chapter, the cell
 # and its source; the book build takes every chapter from the cache.
-execution-cache: $(STAMP)
+execution-cache: $(STAMP) $(KERNELS)
 	env -u MPLBACKEND $(RUN) $(BIN)/python -m tools.execution _build --execute
 
 # The kernels of the book must pick matplotlib's inline backend to show figures:
@@ -93,12 +103,12 @@ book: $(STAMP) $(VENDOR) execution-cache
 # inherit it.
 XDIST := -n logical --dist loadfile
 ONE_BLAS_THREAD := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-test: $(STAMP)
+test: $(STAMP) $(KERNELS)
 	$(RUN) $(ONE_BLAS_THREAD) MPLBACKEND=Agg $(BIN)/python -m pytest $(XDIST) --durations=25
 
 # Day-to-day: everything but the slow lanes (grading notebooks, building or executing
 # the book), which make test and CI run.
-test-fast: $(STAMP)
+test-fast: $(STAMP) $(KERNELS)
 	$(RUN) $(ONE_BLAS_THREAD) MPLBACKEND=Agg $(BIN)/python -m pytest $(XDIST) -m "not slow"
 
 # The numerical lane (make test-fast less the browser, build and grading tooling) once
@@ -106,7 +116,7 @@ test-fast: $(STAMP)
 # baseline SIMD, and another OpenBLAS core this CPU runs (Haswell, Zen or SkylakeX);
 # prints the kernels each lane ran and fails on any failure (tools/cpu_lanes.py).
 .PHONY: test-cpus
-test-cpus: $(STAMP)
+test-cpus: $(STAMP) $(KERNELS)
 	$(RUN) $(BIN)/python -m tools.cpu_lanes $(XDIST)
 
 # The trained networks (book/models/<name>.npz and .json, committed): each trained from

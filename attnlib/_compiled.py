@@ -9,7 +9,8 @@ evaluate. The numpy tiles stay the reference the compiled field is tested agains
 
 Backends, chosen by the environment variable ``ATTNLIB_KERNEL`` or by :func:`use`:
 
-* ``"numba"`` (the default when numba is installed: ``pip install attnlib[fast]``):
+* ``"numba"`` (the default when numba is installed: the extra ``fast`` of the
+  checkout, ``pip install -e ".[fast]"``, which the book's environment includes):
   :mod:`attnlib._compiled_numba`, logits, exponential and weighted sums fused per
   group of four query rows, vectorised, tiles spread over threads. Compiled on first
   use and cached on disk; never imported by ``import attnlib``.
@@ -50,6 +51,7 @@ logit and exponential to float32, and is less accurate).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import threading
 import warnings
@@ -59,7 +61,15 @@ import numpy as np
 
 from ._validation import exp_scale, log_max
 
-__all__ = ["BACKENDS", "use", "backend", "threads", "softmax_field", "symmetric_field"]
+__all__ = [
+    "BACKENDS",
+    "use",
+    "backend",
+    "threads",
+    "warm",
+    "softmax_field",
+    "symmetric_field",
+]
 
 BACKENDS = ("numba", "jax", "numpy")
 # Below this many kernel entries (members x n x n) the numpy tiles are faster: a
@@ -74,13 +84,14 @@ _LOCK = threading.Lock()
 
 
 def _available(name: str) -> bool:
+    """Whether the backend's package is installed (found, not imported: numba takes
+    a second to import, and a process whose systems are small never needs it)."""
     if name == "numpy":
         return True
     try:
-        importlib.import_module(name)
-    except ImportError:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
         return False
-    return True
 
 
 def use(name: str | None = None, *, threads: int | None = None) -> str:
@@ -111,8 +122,8 @@ def use(name: str | None = None, *, threads: int | None = None) -> str:
             raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
         if not _available(name):
             raise ImportError(
-                f"the {name} backend needs the package {name!r} (pip install "
-                f"attnlib[fast] installs numba)"
+                f"the {name} backend needs the package {name!r} (the extra 'fast' "
+                f"of attnlib installs numba)"
             )
         _state["backend"] = name
     if threads is not None:
@@ -175,6 +186,27 @@ def _impl():
     return None
 
 
+def warm() -> str:
+    """Compile every kernel of the backend in use once (numba writes the machine code
+    to its cache on disk, which later processes load in a fraction of a second), so
+    that processes started together (the chapters executed side by side, the test
+    workers) do not each compile it. Returns the backend."""
+    global MIN_ENTRIES
+    saved, MIN_ENTRIES = MIN_ENTRIES, 0
+    try:
+        X = np.linspace(-1.0, 1.0, 24).reshape(8, 3)
+        U = X / np.linalg.norm(X, axis=1, keepdims=True)
+        symmetric_field(U, U, 1.0, None)  # one norm, three coordinates
+        symmetric_field(X, X, 1.0, None)  # several norms
+        softmax_field(X, 1.0, mask="causal")
+        softmax_field(
+            X, 1.0, bias=lambda rows, m: np.zeros((rows.stop - rows.start, m))
+        )
+    finally:
+        MIN_ENTRIES = saved
+    return backend()
+
+
 # ------------------------------------------------------------------ preparation
 def _small(X: np.ndarray) -> bool:
     n = X.shape[-2]
@@ -213,8 +245,12 @@ def symmetric_field(
     """:func:`attnlib._kernel.symmetric_field`, compiled (``hint``: the advice of the
     USA overflow message); ``NotImplemented`` for the
     numpy backend."""
+    # what the kernels do not take is decided before numba is imported (a small
+    # system never imports it)
+    if (A is not None and np.ndim(A) != 2) or _small(X):
+        return NotImplemented
     impl = _impl()
-    if impl is None or (A is not None and np.ndim(A) != 2) or _small(X):
+    if impl is None:
         return NotImplemented
     X3, betas = _members(X, beta)
     XV3 = np.asarray(XV if XV.ndim == 3 else XV[None], dtype=np.float64)
@@ -310,10 +346,12 @@ def softmax_field(
     """:func:`attnlib._kernel.softmax_field`, compiled (``hint`` as in
     :func:`symmetric_field`); ``NotImplemented`` for what is
     not compiled (the sigmoid, ``logits_fn``, the numpy backend)."""
-    impl = _impl()
-    if impl is None or kind != "softmax" or logits_fn is not None or _small(X):
+    if kind != "softmax" or logits_fn is not None or _small(X):
         return NotImplemented
     if mask not in (None, "causal"):
+        return NotImplemented
+    impl = _impl()
+    if impl is None:
         return NotImplemented
     if symmetric and mask is None and bias is None and (A is None or np.ndim(A) == 2):
         XV = X if V is None else X @ np.swapaxes(V, -1, -2)
@@ -347,7 +385,9 @@ def softmax_field(
             Bm = np.asarray(bias(rows, n), dtype=np.float64)
             if Bm.ndim > 2:
                 return NotImplemented
-            Bm = np.ascontiguousarray(np.broadcast_to(Bm, (rows.stop - s, n)))
+            # a writable copy: a read-only array is another type to numba (a second
+            # compilation of the kernel)
+            Bm = np.array(np.broadcast_to(Bm, (rows.stop - s, n)), order="C")
             with _LOCK:
                 num[:, rows], mx[:, rows] = impl.row_field(
                     QA, KT, VT, s, rows.stop, Bm, 0.0, causal

@@ -348,6 +348,9 @@ def test_python_threads_may_call_it_at_once(backend):
 def test_import_attnlib_compiles_nothing():
     code = (
         "import sys, attnlib; "
+        # a small system (what the assignments and most cells integrate) stays on
+        # the numpy tiles without importing numba (a second of start-up)
+        "attnlib.Model(beta=1.0).velocity(attnlib.sample_sphere(32, 3, rng=0)); "
         "print(sorted(m for m in ('numba', 'jax') if m in sys.modules))"
     )
     r = subprocess.run(
