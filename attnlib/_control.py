@@ -83,7 +83,9 @@ class Fixed:
 
     def substeps(self, span: float) -> tuple[int, float]:
         """The ``m`` equal steps ``h <= dt`` (up to rounding) covering ``span > 0``."""
-        m = int(np.ceil(span / self.dt - 1e-9))
+        # at least one step: a span far below dt (t_final = 1e-300) is one short step,
+        # not zero steps and a division by zero
+        m = max(1, int(np.ceil(span / self.dt - 1e-9)))
         return m, float(span / m)
 
     def planned(self, times: np.ndarray) -> float:
@@ -92,7 +94,7 @@ class Fixed:
         first step."""
         spans = np.diff(np.concatenate([[0.0], times]))
         spans = spans[spans > 0]
-        return float(np.sum(np.ceil(spans / self.dt - 1e-9)))
+        return float(np.sum(np.maximum(1.0, np.ceil(spans / self.dt - 1e-9))))
 
 
 class Backtracking:

@@ -287,6 +287,15 @@ def test_a_completed_run_carries_its_outcome():
     assert run.state == pytest.approx(1.0) and run.n_steps == 4  # 0.3, 0.2, 0.3, 0.2
 
 
+def test_a_span_far_below_the_step_is_one_short_step():
+    # t_final = 1e-300 with dt = 0.1 once gave zero steps and a division by zero
+    assert Fixed(0.1).substeps(1e-300) == (1, 1e-300)
+    assert Fixed(0.1).planned(np.array([1e-300, 1.0])) == 11.0
+    with np.errstate(all="raise"):
+        run = drive(_fixed, 0.0, np.array([0.0, 1e-300]), control=Fixed(0.1))
+    assert run.outcome is Outcome.COMPLETED and run.n_steps == 1 and run.t == 1e-300
+
+
 def test_an_observer_or_the_solver_ends_a_run():
     run = drive(_fixed, 0.0, TIMES, control=Fixed(0.1), observe=lambda k, s: k == 1)
     assert run.outcome is Outcome.STOPPED and run.n_reached == 2 and run.t == 0.5

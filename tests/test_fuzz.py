@@ -803,6 +803,12 @@ SPECS = [
             "t_final": 0.05,
         },
         positional=("rho0",),
+        # t_final = 1e3 is a valid request of 1e5 steps (11 s of CPU on a loaded
+        # core, past the hang limit when the two CPUs are shared five ways), not a
+        # hang; 1e300 still checks that a huge horizon is refused at once
+        values={
+            "t_final": [np.nan, np.inf, -np.inf, -1.0, 0.0, 1e300, 1e-300, "1.0", [1.0]]
+        },
     ),
     Spec(
         "resampled_run",

@@ -343,8 +343,11 @@ def test_an_explorer_names_every_control_in_its_rows():
 
     a, b = W.IntSlider(), W.IntSlider()
     with pytest.raises(ValueError, match="rows must name every control once"):
-        Explorer({"a": a, "b": b}, Figure(), rows=[["a"]])
-    with pytest.raises(NotImplementedError, match="redraw"):
-        Explorer({"a": a}, Figure()).redraw()
+        Explorer({"a": a, "b": b}, Figure(), rows=[["a"]], redraw=lambda: None)
+    # a mistake shows when the explorer is made, not at the first slider move
+    with pytest.raises(TypeError, match="Explorer needs redraw="):
+        Explorer({"a": a}, Figure())
+    with pytest.raises(TypeError, match="redraw must be callable, got int"):
+        Explorer({"a": a}, Figure(), redraw=3)
     e = Explorer({"a": a, "b": b}, Figure(), rows=[["b"], ["a"]], redraw=lambda: None)
     assert [row.children for row in e.children[:2]] == [(b,), (a,)]

@@ -468,6 +468,13 @@ class Explorer(widgets.VBox):
         rows: Sequence[Sequence[str]] | None = None,
         redraw: Callable[[], Any] | None = None,
     ):
+        if redraw is None and type(self).redraw is Explorer.redraw:
+            raise TypeError(
+                "Explorer needs redraw= (what redraws the figure) or a subclass "
+                "that defines redraw"
+            )
+        if redraw is not None and not callable(redraw):
+            raise TypeError(f"redraw must be callable, got {type(redraw).__name__}")
         controls = dict(controls)
         rows = [list(controls)] if rows is None else [list(r) for r in rows]
         if sorted(n for r in rows for n in r) != sorted(controls):
@@ -500,9 +507,8 @@ class Explorer(widgets.VBox):
         return self.controls
 
     def redraw(self, *_: Any) -> None:
-        """Redraw the figure for the controls' current values."""
-        if self._draw is None:
-            raise NotImplementedError("give redraw= or define redraw in a subclass")
+        """Redraw the figure for the controls' current values (``redraw=`` of the
+        constructor; a subclass without it defines this method)."""
         self._draw()
 
     def start(self, static: StaticSpec | None = None) -> "Explorer":
