@@ -20,16 +20,19 @@ Backends, chosen by the environment variable ``ATTNLIB_KERNEL`` or by :func:`use
 * ``"numpy"``: the numpy tiles of :mod:`attnlib._kernel` only.
 
 Why numba on the CPU. Measured on one core of the 2-core AVX-512 machine the book is
-built on (``benchmarks/velocity.py``, one run, the machine shared): an exponential
-costs 0.8 ns in numpy (SIMD), 0.9 ns in the vectorised exponential of
-:mod:`attnlib._compiled_numba`, 1.0 ns under ``jax.jit`` and 4.2 ns through numba's
-``np.exp`` (a ``libm`` call per entry, not vectorised). On the same row blocks JAX
-evaluated the field 2-5 times slower than numba for n = 1024 to 16384: XLA cannot
-use each exponential for both entries of a symmetric pair without a scatter, and
-each block is a separate product, exponential and product over memory, where numba
-keeps four rows of a tile in registers from the logits to the sums. numba also
-compiles once per machine (cached on disk) and is a 210 MB dependency; JAX is kept
-for GPUs, where XLA's generated code is the fast one.
+built on (``benchmarks/velocity.py``; the host is shared, so every figure is the
+best of many calls): an exponential costs 0.80 ns in numpy (SIMD, the floor the
+benchmark prints), 0.40 ns in the base-2 exponential of
+:mod:`attnlib._compiled_numba` (0.46 ns inside the field), 1.0 ns under ``jax.jit``
+and 4.2 ns through numba's ``np.exp`` (a ``libm`` call per entry, not vectorised).
+The SA velocity of 4096 tokens on the sphere :math:`S^2` takes 1.3-1.45 times the
+exponential floor with numba (1.1-1.2 from 16384 tokens on), 2.1-2.6 times with the
+numpy tiles and 3.3-5 times under JAX: XLA cannot use each exponential for both
+entries of a symmetric pair without a scatter, and each block is a separate
+product, exponential and product over memory, where numba keeps four rows of a tile
+in registers from the logits to the sums. numba also compiles once per machine
+(cached on disk; ``make env`` does it) and is a 210 MB dependency; JAX is kept for
+GPUs, where XLA's generated code is the fast one.
 
 Threads. The compiled kernels use :func:`threads` threads: ``ATTNLIB_THREADS`` or
 :func:`use`'s ``threads`` when given, otherwise the BLAS-thread setting of the
@@ -50,6 +53,7 @@ logit and exponential to float32, and is less accurate).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import os
@@ -193,17 +197,21 @@ def warm() -> str:
     workers) do not each compile it. Returns the backend."""
     global MIN_ENTRIES
     saved, MIN_ENTRIES = MIN_ENTRIES, 0
+    threads_before = _state["threads"]
     try:
         X = np.linspace(-1.0, 1.0, 24).reshape(8, 3)
         U = X / np.linalg.norm(X, axis=1, keepdims=True)
-        symmetric_field(U, U, 1.0, None)  # one norm, three coordinates
-        symmetric_field(X, X, 1.0, None)  # several norms
-        softmax_field(X, 1.0, mask="causal")
-        softmax_field(
-            X, 1.0, bias=lambda rows, m: np.zeros((rows.stop - rows.start, m))
-        )
+        for k in (1, 2):  # one thread takes the serial kernels
+            _state["threads"] = k
+            symmetric_field(U, U, 1.0, None)  # one norm, three coordinates
+            symmetric_field(X, X, 1.0, None)  # several norms
+            softmax_field(X, 1.0, mask="causal")
+            softmax_field(
+                X, 1.0, bias=lambda rows, m: np.zeros((rows.stop - rows.start, m))
+            )
     finally:
         MIN_ENTRIES = saved
+        _state["threads"] = threads_before
     return backend()
 
 
@@ -263,8 +271,9 @@ def symmetric_field(
     kv = XV3.shape[2]
     if k <= 3 and kv <= 3 and float(np.max(cmax - c.min(axis=1, keepdims=True))) <= 1:
         if hasattr(impl, "unit_tiles"):
+            values = None if XV is X else XV3  # None: the values are the tokens
             return _unit(
-                impl, X, X3, XV3, Y, betas, cmax, block, normalization, what, hint
+                impl, X, X3, values, Y, betas, cmax, block, normalization, what, hint
             )
     g = np.exp(c - cmax)
     ZT = np.zeros((B, _up4(kv + 1), n))
@@ -291,19 +300,25 @@ def _unit(impl, X, X3, XV3, Y, betas, cmax, block, normalization, what, hint):
     """The symmetric field of at most three coordinates whose exponents
     ``beta x_i . A x_j`` all fit under one shift, ``2 max_i c_i`` (the norms
     ``c_i = beta |x_i|_A^2 / 2`` differ by at most 1: the sphere): no per-token
-    factor, so the compiled kernel's normaliser is a plain sum."""
+    factor, so the compiled kernel's normaliser is a plain sum. ``XV3`` is ``None``
+    when the values are the tokens."""
     B, n, k = X3.shape
-    kv = XV3.shape[2]
     L = np.zeros((B, 3, n))
     L[:, :k] = np.swapaxes(betas[:, None, None] * Y, 1, 2)
     R = np.zeros((B, 3, n))
     R[:, :k] = np.swapaxes(X3, 1, 2)
-    Z = np.zeros((B, 3, n))
-    Z[:, :kv] = np.swapaxes(XV3, 1, 2)
+    if XV3 is None:  # the values are the tokens: one array, read once per tile
+        kv, Z = k, R
+    else:
+        kv = XV3.shape[2]
+        Z = np.zeros((B, 3, n))
+        Z[:, :kv] = np.swapaxes(XV3, 1, 2)
+    shift, work, k_threads = -2.0 * cmax[:, 0], _work(B, n, block), threads()
     with _LOCK:
-        acc = impl.unit_tiles(
-            L, R, Z, -2.0 * cmax[:, 0], int(block), _work(B, n, block), threads()
-        )
+        if k_threads == 1:  # no dispatch to numba's threads
+            acc = impl.unit_tiles_serial(L, R, Z, shift, int(block), work)
+        else:
+            acc = impl.unit_tiles(L, R, Z, shift, int(block), work, k_threads)
     num = np.swapaxes(acc[:, :kv], 1, 2)
     if normalization == "sa":
         F = num / acc[:, 3][..., None]
@@ -319,12 +334,16 @@ def _up4(q: int) -> int:
     return -(-q // 4) * 4
 
 
+@functools.lru_cache(maxsize=16)
 def _work(B: int, n: int, block: int) -> np.ndarray:
-    """The tiles ``(b, I, J)``, ``I <= J``, of ``B`` members of ``n`` tokens."""
+    """The tiles ``(b, I, J)``, ``I <= J``, of ``B`` members of ``n`` tokens (kept for
+    the next call of the same size, a simulation's every step; read-only)."""
     nt = -(-n // block)
     rows, cols = np.triu_indices(nt)
     b = np.repeat(np.arange(B), rows.size)
-    return np.stack([b, np.tile(rows, B), np.tile(cols, B)], axis=1).astype(np.int64)
+    work = np.stack([b, np.tile(rows, B), np.tile(cols, B)], axis=1).astype(np.int64)
+    work.flags.writeable = False
+    return work
 
 
 def softmax_field(

@@ -101,8 +101,9 @@ def test_tokens_of_one_norm_in_three_coordinates_take_the_unit_kernel(
     from attnlib import _compiled_numba as CN
 
     calls = []
-    real = CN.unit_tiles
-    monkeypatch.setattr(CN, "unit_tiles", lambda *a: calls.append(1) or real(*a))
+    for name in ("unit_tiles", "unit_tiles_serial"):  # two threads or one
+        real = getattr(CN, name)
+        monkeypatch.setattr(CN, name, lambda *a, real=real: calls.append(1) or real(*a))
     rng = np.random.default_rng(21)
     for d in (1, 2, 3, 4):
         S = tokens(517, d, d)
