@@ -80,6 +80,12 @@ BACKENDS = ("numba", "jax", "numpy")
 # compiled call costs about 0.1 ms of preparation and thread start-up, the whole
 # numpy evaluation of 32 tokens less than that.
 MIN_ENTRIES = 1 << 15
+# Members of fewer tokens than a tile and more than this many coordinates stay on the
+# numpy tiles too: their batched matrix products (BLAS) beat the compiled tiles, which
+# are fused for narrow tokens (256 members of 32 tokens in 32 coordinates: 1.4 times
+# the numpy time; in 8 coordinates, or from 256 tokens on, the compiled tiles win)
+MAX_SHORT_WIDTH = 8
+SHORT = 256
 _state: dict[str, Any] = {"backend": None, "threads": None}
 _BLAS_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 # one compiled call at a time: each uses every thread it is given, and numba's
@@ -217,7 +223,10 @@ def warm() -> str:
 
 # ------------------------------------------------------------------ preparation
 def _small(X: np.ndarray) -> bool:
+    """Whether the numpy tiles are faster: few kernel entries, or short wide members."""
     n = X.shape[-2]
+    if n < SHORT and X.shape[-1] > MAX_SHORT_WIDTH:
+        return True
     return (X.shape[0] if X.ndim == 3 else 1) * n * n < MIN_ENTRIES
 
 

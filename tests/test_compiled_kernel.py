@@ -38,6 +38,7 @@ BACKENDS = [
 def _restore_backend(monkeypatch):
     # every size goes to the compiled kernels (small ones go to numpy by default)
     monkeypatch.setattr(C, "MIN_ENTRIES", 0)
+    monkeypatch.setattr(C, "SHORT", 0)
     saved = dict(C._state)
     yield
     C._state.update(saved)
@@ -294,6 +295,19 @@ def test_a_kernel_that_cannot_load_leaves_the_numpy_tiles(monkeypatch):
         F = K.softmax_field(X, 1.0, symmetric=True)
     assert C.backend() == "numpy"
     assert np.array_equal(F, K.softmax_field(X, 1.0, symmetric=True))
+
+
+def test_short_wide_members_stay_on_the_numpy_tiles(monkeypatch):
+    # 256 members of 32 tokens in 32 coordinates: the batched products are faster
+    monkeypatch.setattr(C, "MIN_ENTRIES", 1 << 15)
+    monkeypatch.setattr(C, "SHORT", 256)
+    C.use("numba" if importlib.util.find_spec("numba") else "numpy")
+    X = tokens(32, 32, 0, B=256)
+    assert C.softmax_field(X, 1.0, symmetric=True) is NotImplemented
+    assert C.symmetric_field(X, X, 1.0, None) is NotImplemented
+    if C.backend() == "numba":  # narrow members and long ones are compiled
+        assert C.softmax_field(tokens(32, 8, 0, B=256), 1.0) is not NotImplemented
+        assert C.softmax_field(tokens(256, 32, 0), 1.0) is not NotImplemented
 
 
 def test_small_systems_stay_on_the_numpy_tiles(monkeypatch):
