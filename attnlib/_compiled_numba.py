@@ -374,8 +374,11 @@ def symmetric_tiles(left, rightT, shift, ZT, block, work, chunks):
 
 
 @nb.njit(inline="always", **_OPTS)
-def _unit4(L, R, Z, H, c0, nc, i0, i1, i2, i3, v1, v2, v3, acc, s0, s1, s2, s3, off):
-    """One group of four rows of :func:`unit_tiles` against columns ``c0 + j``."""
+def _unit4(L, R, Z, H, c0, nc, i0, i1, i2, i3, v1, v2, v3, acc, s0, s1, s2, s3, diag):
+    """One group of four rows of :func:`unit_tiles` against the columns
+    ``c0 <= j < c0 + nc``: their weights go to the rows' sums and to the columns'
+    sums; ``diag``: the first four columns are the group's own rows, whose weights
+    go to the rows' sums only."""
     lx, ly, lz = L[0], L[1], L[2]
     x, y, z = R[0, c0 : c0 + nc], R[1, c0 : c0 + nc], R[2, c0 : c0 + nc]
     u, v, w = Z[0, c0 : c0 + nc], Z[1, c0 : c0 + nc], Z[2, c0 : c0 + nc]
@@ -428,21 +431,26 @@ def _unit4(L, R, Z, H, c0, nc, i0, i1, i2, i3, v1, v2, v3, acc, s0, s1, s2, s3, 
     acc[1, i3] += t3v * v3
     acc[2, i3] += t3w * v3
     acc[3, i3] += t3 * v3
-    if off:
-        U0, V0, W0 = Z[0, i0], Z[1, i0], Z[2, i0]
-        U1, V1, W1 = Z[0, i1] * v1, Z[1, i1] * v1, Z[2, i1] * v1
-        U2, V2, W2 = Z[0, i2] * v2, Z[1, i2] * v2, Z[2, i2] * v2
-        U3, V3, W3 = Z[0, i3] * v3, Z[1, i3] * v3, Z[2, i3] * v3
-        au = acc[0, c0 : c0 + nc]
-        av = acc[1, c0 : c0 + nc]
-        aw = acc[2, c0 : c0 + nc]
-        ad = acc[3, c0 : c0 + nc]
-        for j in range(nc):
-            e0, e1, e2, e3 = s0[j], s1[j], s2[j], s3[j]
-            au[j] += e0 * U0 + e1 * U1 + e2 * U2 + e3 * U3
-            av[j] += e0 * V0 + e1 * V1 + e2 * V2 + e3 * V3
-            aw[j] += e0 * W0 + e1 * W1 + e2 * W2 + e3 * W3
-            ad[j] += e0 + e1 * v1 + e2 * v2 + e3 * v3
+    if diag:  # the group's own 4 x 4 block: counted by the rows' sums above
+        for g in range(min(4, nc)):
+            s0[g] = 0.0
+            s1[g] = 0.0
+            s2[g] = 0.0
+            s3[g] = 0.0
+    U0, V0, W0 = Z[0, i0], Z[1, i0], Z[2, i0]
+    U1, V1, W1 = Z[0, i1] * v1, Z[1, i1] * v1, Z[2, i1] * v1
+    U2, V2, W2 = Z[0, i2] * v2, Z[1, i2] * v2, Z[2, i2] * v2
+    U3, V3, W3 = Z[0, i3] * v3, Z[1, i3] * v3, Z[2, i3] * v3
+    au = acc[0, c0 : c0 + nc]
+    av = acc[1, c0 : c0 + nc]
+    aw = acc[2, c0 : c0 + nc]
+    ad = acc[3, c0 : c0 + nc]
+    for j in range(nc):
+        e0, e1, e2, e3 = s0[j], s1[j], s2[j], s3[j]
+        au[j] += e0 * U0 + e1 * U1 + e2 * U2 + e3 * U3
+        av[j] += e0 * V0 + e1 * V1 + e2 * V2 + e3 * V3
+        aw[j] += e0 * W0 + e1 * W1 + e2 * W2 + e3 * W3
+        ad[j] += e0 + e1 * v1 + e2 * v2 + e3 * v3
 
 
 @nb.njit(inline="always", **_OPTS)
@@ -467,13 +475,17 @@ def _unit_run(L, R, Z, shift, block, work, w0, w1, acc):
             v1 = 1.0 if i0 + 1 < r1 else 0.0
             v2 = 1.0 if i0 + 2 < r1 else 0.0
             v3 = 1.0 if i0 + 3 < r1 else 0.0
+            # a tile on the diagonal: each group of rows against the columns from
+            # its first row on (the columns before it gave these rows their weights
+            # as columns of the earlier groups): half the tile's exponentials
+            diagonal = r0 == c0
             _unit4(
                 L[b],
                 R[b],
                 Z[b],
                 H,
-                c0,
-                nc,
+                i0 if diagonal else c0,
+                r1 - i0 if diagonal else nc,
                 i0,
                 i1,
                 i2,
@@ -486,7 +498,7 @@ def _unit_run(L, R, Z, shift, block, work, w0, w1, acc):
                 s1,
                 s2,
                 s3,
-                r0 != c0,
+                diagonal,
             )
 
 
