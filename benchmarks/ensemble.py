@@ -11,6 +11,7 @@ measured in this one run, on the same machine at the same moments.
 
     python benchmarks/ensemble.py
     python benchmarks/ensemble.py --before /tmp/before --rounds 3
+    python benchmarks/ensemble.py --kernels numpy numba   # the field's backends
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 import attnlib  # noqa: E402
+from attnlib import _compiled  # noqa: E402
 from timing import load_checkout  # noqa: E402
 
 
@@ -49,10 +51,18 @@ def main() -> None:
     p.add_argument("--t-final", type=float, default=30.0)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--before", type=str, default=None)
+    p.add_argument(
+        "--kernels",
+        nargs="+",
+        default=None,
+        help="attention-field backends of this checkout to alternate (numpy numba)",
+    )
     args = p.parse_args()
     libs = {"this checkout": attnlib}
     if args.before:
         libs["before"] = load_checkout(args.before)
+    if args.kernels:  # one entry per backend, the same library
+        libs = {f"kernel {k}": (attnlib, k) for k in args.kernels}
     times = np.linspace(0.0, args.t_final, int(round(args.t_final)) + 1)
     beta = np.linspace(0.5, 8.0, args.B)
     print(
@@ -66,6 +76,9 @@ def main() -> None:
         best = {name: np.inf for name in libs}
         for _ in range(args.rounds):  # alternate: both see the same machine
             for name, lib in libs.items():
+                if isinstance(lib, tuple):
+                    lib, kernel = lib
+                    _compiled.use(kernel)
                 wall, steps = run(lib, X0, beta, times)
                 best[name] = min(best[name], wall / (args.B * steps))
         line = f"d = {d:>4}: " + ", ".join(
@@ -73,6 +86,9 @@ def main() -> None:
         )
         if args.before:
             line += f"; speed-up {best['before'] / best['this checkout']:.2f}x"
+        if args.kernels and len(args.kernels) == 2:
+            a, b = (f"kernel {k}" for k in args.kernels)
+            line += f"; {args.kernels[1]} / {args.kernels[0]}: {best[b] / best[a]:.2f}"
         print(line)
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
 
