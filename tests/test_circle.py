@@ -234,7 +234,9 @@ def test_synchronised_state_is_stable(normalization, rate):
     assert abs(ev[-1]) < 1e-6 and np.allclose(ev[:-1], -expect, rtol=1e-6)
 
 
-@pytest.mark.parametrize("beta", [4.0, 9.0, 16.0])
+# beta = 16 takes steps of 5.6e-8 (tens of seconds): make test runs it, make
+# test-fast the two others
+@pytest.mark.parametrize("beta", [4.0, 9.0, pytest.param(16.0, marks=pytest.mark.slow)])
 def test_mode_selection_cluster_count(beta):
     """Near-uniform data (equally spaced + 1e-10 noise) form argmax_k k^2 I_k clusters.
 
