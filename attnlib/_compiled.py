@@ -86,6 +86,10 @@ MIN_ENTRIES = 1 << 15
 # the numpy time; in 8 coordinates, or from 256 tokens on, the compiled tiles win)
 MAX_SHORT_WIDTH = 8
 SHORT = 256
+# Below this many kernel entries the unit kernel runs on the calling thread whatever
+# the threads: handing work to numba's threads costs 0.15-0.25 ms, the field of 1024
+# tokens on one core about 0.5 ms
+PARALLEL_ENTRIES = 1 << 20
 _state: dict[str, Any] = {"backend": None, "threads": None}
 _BLAS_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 # one compiled call at a time: each uses every thread it is given, and numba's
@@ -324,7 +328,7 @@ def _unit(impl, X, X3, XV3, Y, betas, cmax, block, normalization, what, hint):
         Z[:, :kv] = np.swapaxes(XV3, 1, 2)
     shift, work, k_threads = -2.0 * cmax[:, 0], _work(B, n, block), threads()
     with _LOCK:
-        if k_threads == 1:  # no dispatch to numba's threads
+        if k_threads == 1 or B * n * n < PARALLEL_ENTRIES:  # on this thread
             acc = impl.unit_tiles_serial(L, R, Z, shift, int(block), work)
         else:
             acc = impl.unit_tiles(L, R, Z, shift, int(block), work, k_threads)

@@ -39,6 +39,7 @@ def _restore_backend(monkeypatch):
     # every size goes to the compiled kernels (small ones go to numpy by default)
     monkeypatch.setattr(C, "MIN_ENTRIES", 0)
     monkeypatch.setattr(C, "SHORT", 0)
+    monkeypatch.setattr(C, "PARALLEL_ENTRIES", 0)  # two threads: the parallel kernels
     saved = dict(C._state)
     yield
     C._state.update(saved)
