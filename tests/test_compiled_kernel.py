@@ -326,10 +326,15 @@ import multiprocessing as mp, numpy as np
 from concurrent.futures import ProcessPoolExecutor
 from attnlib import _compiled as C, _kernel as K
 C.use("numba", threads=2)
+C.PARALLEL_ENTRIES = 0  # the parent's threads are started before the fork
 X = np.random.default_rng(0).standard_normal((600, 3))
+U = X / np.linalg.norm(X, axis=1, keepdims=True)  # the unit kernel's thread pool
+u = K.softmax_field(U, 1.0, symmetric=True)
 a = K.softmax_field(X, 1.0, symmetric=True)
 def child(_):
-    return float(np.max(np.abs(K.softmax_field(X, 1.0, symmetric=True) - a)))
+    d = np.abs(K.softmax_field(U, 1.0, symmetric=True) - u)
+    return max(float(np.max(d)), float(np.max(np.abs(
+        K.softmax_field(X, 1.0, symmetric=True) - a))))
 # a child that dies breaks the pool at once (multiprocessing.Pool would wait)
 with ProcessPoolExecutor(2, mp_context=mp.get_context("fork")) as pool:
     print(max(pool.map(child, range(4))))
